@@ -415,3 +415,23 @@ def test_certificate_derivation_failure_writes_no_file(fake: Fake, capsys: pytes
     assert err == "verispatial: checker error: deriving the certificate: ValueError: place 7 has no producer\n"
     assert out == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_failures_to_prove_with_one_reason_are_listed_under_it_once() -> None:
+    """A num_dests mismatch leaves 17 obligations failed-to-prove, each printing the same long reason: the report
+    prints that reason once with the obligations under it; a reason of one obligation stays on its line."""
+    from verispatial.report.text import report_lines
+
+    why = "(0,0).reader's McastSend states num_dests 1 for group 0's 2 destinations"
+    rep = Report("p", "wormhole_b0", (
+        Result("deadlock", "deadlock:(0,0).reader", Verdict.REFUTED, "deadlock after 9 steps"),
+        Result("balance", "balance-cb:b0", Verdict.FAILED, why),
+        Result("semaphore", "sem-exact:sem0@(0,0)", Verdict.FAILED, "solver: unknown"),
+        Result("balance", "balance-cb:b1", Verdict.FAILED, why),
+        Result("async-noc", "async-source-reuse", Verdict.FAILED, why)))
+    lines = [t for t, _ in report_lines(rep, (1, 1))]
+    start = lines.index(f"failed-to-prove (3 obligations): {why}")
+    assert lines[start + 1:start + 4] == ["    balance/balance-cb:b0", "    balance/balance-cb:b1",
+                                          "    async-noc/async-source-reuse"]
+    assert "failed-to-prove semaphore/sem-exact:sem0@(0,0): solver: unknown" in lines
+    assert sum(why in t for t in lines) == 1

@@ -172,7 +172,7 @@ def test_json_flag_gives_every_structural_violation(fakes: Calls, capsys: pytest
     assert doc == {
         "exit_code": 2,
         "error": {"file": path, "field": "buffer 0 (c_0)", "rule": "site (9,0) is outside the 8x8 mesh",
-                  "violations": [{"entity": e, "rule": r} for e, r in STRUCTURAL_MANY]},
+                  "violations": [{"entity": e, "rule": r} for e, r in STRUCTURAL_MANY], "option": ""},
     }
 
 
@@ -181,7 +181,8 @@ def test_json_flag_on_parse_error(fakes: Calls, capsys: pytest.CaptureFixture[st
     rc, out, err = run(capsys, ["simulate", path, "--json"])
     assert rc == 2
     assert json.loads(out) == {"exit_code": 2, "error": {
-        "file": path, "field": "buffers[0].capacity", "rule": "0 is less than the minimum of 1", "violations": []}}
+        "file": path, "option": "", "field": "buffers[0].capacity", "rule": "0 is less than the minimum of 1",
+        "violations": []}}
     assert_one_line(err, f"{path}: buffers[0].capacity: 0 is less than the minimum of 1")
 
 
@@ -201,7 +202,7 @@ def test_bad_certificate_file(path: str, message: str, fakes: Calls, tmp_path: P
     sarif = tmp_path / "out.sarif"
     rc, out, err = run(capsys, ["certify", VALID, "--certificate", path, "--sarif", str(sarif)])
     assert rc == 2
-    assert_one_line(err, f"{path}: {message}")
+    assert_one_line(err, f"--certificate {path}: {message}")  # the file named with the option that gave it
     assert out == ""
     assert fakes.certify == []
     assert list(tmp_path.iterdir()) == []
@@ -310,7 +311,7 @@ def test_certificate_mismatch_raised_by_the_checker_blames_the_certificate(
     fakes.raise_in_certify = CertificateMismatch("place 3 is missing")
     rc, _out, err = run(capsys, ["certify", VALID, "--certificate", str(cert)])
     assert rc == 2
-    assert_one_line(err, f"{cert}: certificate: place 3 is missing")
+    assert_one_line(err, f"--certificate {cert}: certificate: place 3 is missing")
     assert fakes.certify[0]["certificate"]["program_sha256"] == "ab"
 
 
@@ -329,7 +330,7 @@ def test_a_document_that_is_not_a_certificate_is_bad_input(doc: dict[str, Any] |
     cert.write_text(Path(VALID).read_text() if doc is None else json.dumps(doc))
     rc, _out, err = run(capsys, ["certify", VALID, "--certificate", str(cert)])
     assert rc == 2
-    assert_one_line(err, f"{cert}: {message}")
+    assert_one_line(err, f"--certificate {cert}: {message}")
     assert fakes.certify == []
 
 
@@ -371,7 +372,8 @@ def test_a_refused_command_line_with_json_prints_one_json_document(capsys: pytes
     assert code == 2
     doc = json.loads(out)
     assert doc["exit_code"] == 2
-    assert doc["error"]["file"] == "command line"
+    assert doc["error"]["file"] == ""  # an option error names no file: the option (or the command line) has its slot
+    assert doc["error"]["option"] in ("command line", "--trip", "PROGRAM.json")  # the part of the command line
     assert doc["error"]["rule"]
     assert err.startswith("verispatial: error: ")
     assert len(err.strip().splitlines()) == 1
@@ -391,3 +393,27 @@ def test_a_value_nested_past_the_compiled_validators_limit_is_bad_input(tmp_path
                          check=False)
     assert run.returncode == 2, run.stderr
     assert "programs[2].ops[0]" in run.stderr
+
+
+def test_an_option_error_has_its_own_slot_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--trip t=99`` put the option in ``file`` (``{"file": "--trip", "field": "t=99"}``): the option has a slot of
+    its own, its value is the field, and no file is named."""
+    code, out, err = run(capsys, ["simulate", VALID, "--json", "--trip", "t=99"])
+    assert code == 2
+    error = json.loads(out)["error"]
+    assert (error["file"], error["option"], error["field"]) == ("", "--trip", "t=99")
+    assert_one_line(err, "--trip: t=99: " + error["rule"])
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_certificate_file_at_fault_is_named_with_its_option(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              as_json: bool) -> None:
+    """``certify good.json --certificate empty.json`` said "empty.json: the file is empty", as if it were a program."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    code, out, err = run(capsys, ["certify", "-q", VALID, "--certificate", str(empty), *(["--json"] if as_json else [])])
+    assert code == 2
+    assert_one_line(err, f"--certificate {empty}: the file is empty")
+    if as_json:
+        error = json.loads(out)["error"]
+        assert (error["file"], error["option"], error["rule"]) == (str(empty), "--certificate", "the file is empty")

@@ -916,3 +916,136 @@ def test_an_integer_operator_not_read_is_named_in_the_refusal(tmp_path: Path) ->
                                       "        for i in range(per_node >> 0):\n            r = (node_col * per_node + i)"))
     with pytest.raises(SourceRefused, match="integer RShift is not read"):
         import_file(str(mut))
+
+
+COPY_TWICE = DATA / "copy_twice.py"
+
+
+def test_a_second_copy_into_one_block_is_refused_at_its_line() -> None:
+    """Two ``ttl.copy`` calls into one reserved block both write the block's pages: the hardware writes a copy at the
+    block's address and moves the write pointer only at the push (ttnn 0.81.1
+    ``tt_metal/hw/inc/api/dataflow/dataflow_api.h:309-312``), so the kernel is correct. program.json's ReadTiles fills
+    the next unfilled tiles and cannot say "these tiles again": the second copy was refuted ``cb-write-unreserved``
+    (blaming the first); it is refused by name at its own line, never refuted."""
+    with pytest.raises(SourceRefused, match=r"a second copy into one block \(the first at line 20\)") as e:
+        import_file(str(COPY_TWICE))
+    assert e.value.line == 22
+    assert e.value.construct.startswith("ttl.copy(a[r, c], blk)")
+
+
+#: the block taken outside a loop that copies into it each iteration (its second copy dropped)
+COPY_IN_LOOP = (("                with a_dfb.reserve() as blk:\n                    tx = ttl.copy(a[r, c], blk)\n",
+                 "                with a_dfb.reserve() as blk:\n                  for _ in range(COUNT):\n"
+                 "                    tx = ttl.copy(a[r, c], blk)\n"),
+                ("                    tx2 = ttl.copy(a[r, c], blk)\n                    tx2.wait()\n", ""))
+
+
+def _copy_in_loop(count: int) -> tuple[tuple[str, str], ...]:
+    return tuple((old, new.replace("COUNT", str(count))) for old, new in COPY_IN_LOOP)
+
+
+def test_a_copy_repeated_into_one_block_by_a_loop_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SourceRefused, match=r"a copy into a block in a loop inside the block's a_dfb\.reserve\(\)") as e:
+        import_file(str(_mutant(tmp_path, COPY_TWICE, *_copy_in_loop(2))))
+    assert e.value.line == 21
+
+
+def test_a_copy_into_a_block_in_a_loop_of_one_iteration_is_lowered(tmp_path: Path) -> None:
+    mut = _mutant(tmp_path, COPY_TWICE, *_copy_in_loop(1))
+    assert _refuted(mut) == [("expop", [])]
+
+
+def test_two_pipes_into_one_block_are_refused_not_refuted(tmp_path: Path) -> None:
+    """pipe_bcast_add with two overlapping pipes from (0, 0): the source copies c into its one block once per pipe and
+    node 2 receives both pipes into its one block. Both rewrite a block's pages (correct on the hardware, the same
+    data at the same address); the second copy into the source's block is refused at its line, where it was refuted
+    ``cb-write-unreserved`` and ``mcast-slot``."""
+    mut = _mutant(tmp_path, BCAST, ("net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(slice(1, 4), 0))])",
+                                    "net = ttl.PipeNet([ttl.Pipe(src=(0, 0), dst=(slice(1, 3), 0)), "
+                                    "ttl.Pipe(src=(0, 0), dst=(slice(2, 4), 0))])"))
+    with pytest.raises(SourceRefused, match=r"a second copy into one block \(this line ran already, for an earlier "
+                                            r"pipe of the net\)") as e:
+        import_file(str(mut))
+    assert "ttl.copy(c[0:1, 0:1], c_blk)" in mut.read_text().splitlines()[e.value.line - 1]
+
+
+@pytest.mark.parametrize(("fn", "accepted"), [("ttl.math.exp", True), ("ttl.math.sigmoid", True),
+                                              ("ttl.math.nosuch", False), ("ttl.block.nosuch", False)])
+def test_a_block_function_not_in_ttl_api_is_refused_by_name(tmp_path: Path, fn: str, accepted: bool) -> None:
+    """``yb.store(ttl.math.nosuch(ab))`` was read as math and proved: a ``ttl.math`` / ``ttl.block`` function that
+    TT-Lang does not have is refused at its line (docs/ttlang.md: a call that cannot be read statically)."""
+    one = _mutant(tmp_path, COPY_TWICE, ("                    tx2 = ttl.copy(a[r, c], blk)\n                    tx2.wait()\n",
+                                         ""), ("ttl.math.exp(ab)", f"{fn}(ab)"))
+    if accepted:
+        assert _refuted(one) == [("expop", [])]
+        return
+    with pytest.raises(SourceRefused, match=rf"{fn.replace('.', '[.]')} is not a function of TT-Lang's "
+                                            rf"{fn.rsplit('.', 1)[0].replace('.', '[.]')}") as e:
+        import_file(str(one))
+    assert e.value.line == 28  # the store, two lines up once the second copy is dropped
+
+
+def test_the_block_functions_read_are_ttl_api_s(tutorials: Path) -> None:
+    """The names the front end reads as block math are exactly tt-lang-sim 1.1.6's ``ttl.math`` (every public
+    function of ``ttl/sim/math.py``: its unary table, the functions it defines, ``matmul``) and ``ttl.block``
+    (``_TTLBlockNamespace``)."""
+    import ast
+
+    from verispatial.frontends.ttlang import vocabulary
+
+    sim = tutorials.parent / "sim"
+    tree = ast.parse((sim / "math.py").read_text())
+    math = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    (table,) = [n.value for n in tree.body if isinstance(n, ast.AnnAssign)
+                and getattr(n.target, "id", "") == "_TORCH_UNARY_OPS"]
+    assert isinstance(table, ast.Dict)
+    math |= {k.value for k in table.keys if isinstance(k, ast.Constant)}
+    assert "matmul" in {a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert vocabulary.MATH == math | {"matmul"}
+    ns = next(n for n in ast.parse((sim / "__init__.py").read_text()).body
+              if isinstance(n, ast.ClassDef) and n.name == "_TTLBlockNamespace")
+    block = {t.attr for n in ast.walk(ns) if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Attribute)}
+    assert vocabulary.BLOCK == block
+
+
+def test_a_ranged_deadlock_names_the_shape_value_in_every_report(tmp_path: Path) -> None:
+    """``--range M=32:320:32`` on a compute loop that drops an odd tile count: the class M = 32 + 64t hangs at t = 1,
+    M = 96. The headline said "deadlock with M=1" (the trip under the shape's name; 1 is not in the range): the text
+    report, SARIF message and JUnit failure give the shape's value with the trip beside it."""
+    src = _mutant(tmp_path, COPY_TWICE, ("                    tx2 = ttl.copy(a[r, c], blk)\n                    tx2.wait()\n",
+                                         ""),
+                  ("        for _ in range(rows):\n            for _ in range(cols):\n                with a_dfb.wait()",
+                   "        for _ in range(rows * cols // 2 * 2):\n            if True:\n                with a_dfb.wait()"),
+                  ("a = ttnn.from_torch(torch.randn((64, 96))", "M = 64\na = ttnn.from_torch(torch.randn((M, 96))"),
+                  ("y = ttnn.from_torch(torch.zeros((64, 96))", "y = ttnn.from_torch(torch.zeros((M, 96))"))
+    sarif, junit = tmp_path / "r.sarif", tmp_path / "r.xml"
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(src), "--range",
+                          "M=32:320:32", "--sarif", str(sarif), "--junit", str(junit), "-q"],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    assert "deadlock with M=96 (trip M=1) after" in run.stdout
+    assert "with M=1 " not in run.stdout
+    (res,) = [r for r in json.loads(sarif.read_text())["runs"][0]["results"] if r["ruleId"] == "deadlock"]
+    assert "deadlock with M=96 (trip M=1) after" in res["message"]["text"]
+    assert "with M=1 " not in res["message"]["text"]
+    xml = junit.read_text()
+    assert "deadlock with M=96 (trip M=1) after" in xml
+    assert "with M=1 " not in xml
+
+
+def test_a_counterexample_two_refutations_share_is_printed_once(tmp_path: Path) -> None:
+    """matmul_bias_relu with a one-block accumulator: the deadlock obligations of its two nodes' components are
+    refuted by one and the same run, which the report printed twice in full; the second refers to the first."""
+    mut = _mutant(tmp_path, ROOT / "examples" / "ttlang" / "matmul_bias_relu.py",
+                  ("acc_dfb = ttl.make_dataflow_buffer_like(y, shape=(BLOCK, BLOCK), block_count=2)",
+                   "acc_dfb = ttl.make_dataflow_buffer_like(y, shape=(BLOCK, BLOCK), block_count=1)"))
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", "-q", str(mut)], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    heads = [i for i, ln in enumerate(lines) if ln.startswith("refuted deadlock/")]
+    assert len(heads) == 2
+    first = lines[heads[0]].split(": ", 1)[0].removeprefix("refuted ")  # deadlock/deadlock:(0,0).compute+2
+    assert lines[heads[1] + 1] == f"    counterexample: the one of {first} above"
+    assert sum(1 for ln in lines if ln.strip() == "kind: deadlock") == 1

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
 
+from tests.test_frontend_ttmetal_locations import shown  # noqa: E402
 from verispatial.cli import main  # noqa: E402
 from verispatial.errors import ParseError  # noqa: E402
 from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
@@ -144,9 +145,11 @@ def test_announce_without_write_barrier_is_a_race(tmp_path: Path, capsys: pytest
     refuted = _refuted(report)
     assert {r["family"] for r in refuted} == {"happens-before"}
     cex = refuted[0]["counterexample"]
+    # kernels named as the user opens them (relative to the working directory), not to the host's kernel root
     assert cex["read"]["source"]["at"] == \
-        "announce/consumer_reader.cpp:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));"
-    assert cex["write"]["source"]["at"].startswith("announce/producer_writer.cpp:17:9: noc_async_write_tile")
+        f"{shown(DATA / 'announce/consumer_reader.cpp')}:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));"
+    assert cex["write"]["source"]["at"].startswith(
+        f"{shown(DATA / 'announce/producer_writer.cpp')}:17:9: noc_async_write_tile")
 
 
 def test_atomic_pending_at_kernel_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,7 +165,8 @@ def test_text_report_names_the_cpp_line(tmp_path: Path, capsys: pytest.CaptureFi
     path = _host(tmp_path, "announce", lambda d: _kernel(d, "producer").update(defines={"BARRIER_AFTER_INC": 1}))
     assert main(["certify", str(path), "-q", "--no-cache"]) == 1
     out = capsys.readouterr().out
-    assert "at announce/consumer_reader.cpp:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));" in out
+    assert f"at {shown(DATA / 'announce/consumer_reader.cpp')}:15:9: noc_async_read_tile(i, s, get_write_ptr(cb_in));" \
+        in out
 
 
 def test_multicast_handshake_is_proved(capsys: pytest.CaptureFixture[str]) -> None:
@@ -276,7 +280,7 @@ def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.Capture
     out = tmp_path / "out.json"
     assert main(["import", "ttmetal", str(path), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"verispatial: error: {source}:{line}: {construct}")
+    assert err.startswith(f"verispatial: error: {shown(DATA / 'refuse' / source)}:{line}: {construct}")
     assert "Traceback" not in err
     assert not out.exists()
     assert main(["certify", str(path), "-q"]) == 2
@@ -435,8 +439,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ttmetal"
 @pytest.mark.parametrize(("example", "op_path", "located"), [
     ("eltwise_binary", (0, 0),
      "ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp:109:9: dfb_inp0.wait_front"),
-    ("eltwise_unary_exp", (0, 4),  # the SFPU_OP_CHAIN_0 define's line, expanded
-     "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:26: exp_tile_init(); exp_tile(0);"),
+    ("eltwise_unary_exp", (0, 4),  # the SFPU_OP_CHAIN_0 define's line as written (not its expansion), at the macro
+     "ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp:42:9: SFPU_OP_CHAIN_0"),
     ("argmax_nc", (0, 0),  # the acquire holds DST tiles 0..3 (where_tile's four indices), fp32
      "ttnn/operations/reduction/argmax/device/kernels/argmax_nc_compute.cpp:79:9: tile_regs_acquire();"),
     ("matmul_reuse", (0,),  # the batch loop of the blocked matmul (its block loop read block by block)

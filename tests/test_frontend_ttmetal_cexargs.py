@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
 
+from tests.test_frontend_ttmetal_locations import shown  # noqa: E402
 from verispatial.cli import main  # noqa: E402
 from verispatial.frontends.ttmetal import import_host  # noqa: E402
 from verispatial.ir.serialize import dumps, loads  # noqa: E402
@@ -404,9 +405,12 @@ def test_vendor_softmax_is_refuted_at_the_helper_line_with_the_readers_call(caps
     out = capsys.readouterr().out.splitlines()
     head = out.index("refuted async-noc/async-read-publish:(0,0).reader:[2]: push of max_scaler@(0,0) while "
                      "fill_tiles or copy_tiles stores into it may not have landed (no drain since)")
-    assert out[head + 1:head + 3] == [
-        "    at ttnn/kernel_lib/reduce_helpers_dataflow.inl:203:5: dfb.push_back(1);",
-        "      called at ttnn/operations/normalization/softmax/device/kernels/attention/dataflow/"
+    from verispatial.frontends.ttmetal.host import load_host
+
+    root = load_host(str(host)).kernel_root
+    assert out[head + 1:head + 3] == [  # the wheel's files named as the user opens them
+        f"    at {shown(root / 'ttnn/kernel_lib/reduce_helpers_dataflow.inl')}:203:5: dfb.push_back(1);",
+        f"      called at {shown(root / 'ttnn/operations/normalization/softmax/device/kernels/attention/dataflow')}/"
         "reader_unary_interleaved_sm.cpp:69:9: dataflow_kernel_lib::calculate_and_prepare_reduce_scaler<"]
 
 

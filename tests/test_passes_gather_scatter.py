@@ -113,10 +113,10 @@ def test_gather_and_scatter_prove_on_every_target(target: Target, op: int) -> No
 @pytest.mark.parametrize(("op", "hi", "name", "reason"), [
     # The table has 16 tile rows: an id of 16 reads one row past its end.
     (0, 16, "bounds:table", "(0,0).reader ReadTiles touches tiles [128, 136) of table, which has 128 tiles, "
-                            "at {'r': 0, 'k': 0}"),
+                            "at loop iteration r=0 k=0"),
     # The cache has 8 tile rows and two are written: a position of 7 writes the second one past its end.
     (1, 7, "bounds:cache", "(0,0).writer WriteTiles touches tiles [64, 72) of cache, which has 64 tiles, "
-                           "at {'r': 1, 'k': 0}"),
+                           "at loop iteration r=1 k=0"),
 ])
 def test_index_range_past_the_end_is_refuted_by_bounds(op: int, hi: int, name: str, reason: str) -> None:
     p, _ = compile_section(_graph(), op, WORMHOLE, PIPE)

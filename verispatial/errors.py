@@ -115,17 +115,21 @@ class SourceRefused(VerispatialError):
 
 
 class BadInput(Exception):
-    """Bad input found by the CLI: ``where`` is the file (or option), ``field`` the JSON path or part, ``rule``
-    what was expected; ``violations`` holds every structural violation, as (entity, rule), when there were several.
-    The CLI prints ``line()`` and exits 2."""
+    """Bad input found by the CLI: ``where`` is the file, ``field`` the JSON path or part, ``rule`` what was expected;
+    ``violations`` holds every structural violation, as (entity, rule), when there were several. ``option`` names the
+    command-line option at fault: alone (``where`` empty) for an option's own value (``--trip t=99``, the value in
+    ``field``), or the option that gave file ``where`` (``--certificate empty.json``). The CLI prints ``line()`` and
+    exits 2."""
 
     exit_code = 2
 
-    def __init__(self, where: str, field: str, rule: str, violations: Sequence[tuple[str, str]] = ()) -> None:
+    def __init__(self, where: str, field: str, rule: str, violations: Sequence[tuple[str, str]] = (),
+                 option: str = "") -> None:
         self.where = where
         self.field = field
         self.rule = rule
         self.violations = list(violations)
+        self.option = option
         super().__init__(self.line())
 
     def line(self) -> str:
@@ -133,16 +137,20 @@ class BadInput(Exception):
         several structural violations show the first and how many more."""
         from verispatial.ir.limits import QUOTE_MAX, clip  # here: verispatial.ir imports this module
 
-        parts = [clip(p, 2 * QUOTE_MAX) for p in (self.where, self.field, self.rule) if p]
+        what = " ".join(p for p in (self.option, self.where) if p)
+        parts = [clip(p, 2 * QUOTE_MAX) for p in (what, self.field, self.rule) if p]
         more = f" (+{len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
         return ": ".join(parts) + more
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON document ``--json`` prints for it: ``{"exit_code": 2, "error": {file, field, rule, violations}}``."""
+        """The JSON document ``--json`` prints for it: ``{"exit_code": 2, "error": {file, option, field, rule,
+        violations}}`` (``file`` empty for an error of an option's own value, ``option`` empty for a file given as an
+        argument)."""
         return {
             "exit_code": self.exit_code,
             "error": {
                 "file": self.where,
+                "option": self.option,
                 "field": self.field,
                 "rule": self.rule,
                 "violations": [{"entity": e, "rule": r} for e, r in self.violations],
@@ -167,13 +175,11 @@ class SourceRefusal(BadInput):
     """A front end refused a construct of the user's source (exit 2), as the command line reports it: ``frontend``
     (``ttmetal``, ``ttlang``), ``construct`` the construct refused, ``detail`` what about it (may be empty), ``at``
     where in the user's source, ``reason`` the refusal's rule, ``called_at`` (a construct in a helper the kernel
-    includes) the kernel's call that got there. ``shown`` is the file as the front end names it in the one line
-    (a tt-metal kernel relative to its host's ``kernel_root``). ``kind`` (``<frontend>-refused``) names the refusal
+    includes) the kernel's call that got there, each file as the user can open it. ``kind`` (``<frontend>-refused``) names the refusal
     kind: ``--sarif``'s rule id. ``to_json`` gives each its own slot."""
 
     def __init__(self, frontend: str, construct: str, at: SourcePlace, reason: str, *, detail: str = "",
-                 shown: str | None = None, called_at: SourcePlace | None = None,
-                 called_shown: str | None = None) -> None:
+                 called_at: SourcePlace | None = None) -> None:
         self.frontend = frontend
         self.construct = construct
         self.detail = detail
@@ -185,8 +191,8 @@ class SourceRefusal(BadInput):
         via = ""
         if called_at is not None:
             call_text = f": {called_at.text}" if called_at.text else ""
-            via = f" (called at {called_shown or called_at.file}:{called_at.line}{call_text})"
-        super().__init__(f"{shown or at.file}:{at.line}", what, f"{reason}{text}{via}")
+            via = f" (called at {called_at.file}:{called_at.line}{call_text})"
+        super().__init__(f"{at.file}:{at.line}", what, f"{reason}{text}{via}")
 
     @property
     def kind(self) -> str:

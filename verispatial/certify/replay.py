@@ -14,7 +14,7 @@ so only a deadlock the interpreter reaches in its own run refutes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -148,11 +148,21 @@ def directed_plans(targets: dict[str, Position]) -> list[tuple[str, dict[str, An
     return plans
 
 
+def trip_words(trips: Mapping[str, int], shape: Mapping[str, int] | None = None) -> str:
+    """The run's trips as a deadlock's summary names them, ``M=1`` (empty without trips); with ``shape`` (the value
+    each trip stands for, ``report.sources.with_shape_values``) the shape's values first, ``M=96 (trip M=1)``: the
+    value the user passed, and the trip the counterexample ran."""
+    said = " ".join(f"{k}={v}" for k, v in sorted(trips.items()))
+    if not shape or not said:
+        return said
+    return " ".join(f"{k}={v}" for k, v in sorted(shape.items())) + f" (trip {said})"
+
+
 def deadlock_cex(r: SimResult, how: str) -> dict[str, Any]:
     """The counterexample of the deadlocked run ``r``, found by ``how``: its trips, stuck engines and steps."""
     stuck = [st.to_json() for st in r.stuck]
     names = ", ".join(str(st) for st in r.stuck[:3]) + (f" (+{len(r.stuck) - 3} more)" if len(r.stuck) > 3 else "")
-    trips = " ".join(f"{k}={v}" for k, v in sorted(r.trips.items()))
+    trips = trip_words(r.trips)
     return {
         "kind": R.DEADLOCK,
         "trips": dict(r.trips),

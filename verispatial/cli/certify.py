@@ -51,13 +51,13 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
     verdict the certificate is recorded for (``certificate.recording_refusal``). Raises ``BadInput`` /
     ``CheckerError``."""
     if expect != "proved" and certificate_out is None:
-        raise BadInput("--expect", "", "needs --write-certificate OUT.json (it names the verdict whose certificate "
-                       "is written)")
+        raise BadInput("", "", "needs --write-certificate OUT.json (it names the verdict whose certificate is written)",
+                       option="--expect")
     if len(program_paths) > 1:
         for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
                             ("--smt2", smt2_dir)):
             if value is not None:
-                raise BadInput(flag, "", f"takes one PROGRAM.json, got {len(program_paths)}")
+                raise BadInput("", "", f"takes one PROGRAM.json, got {len(program_paths)}", option=flag)
     for out in (sarif_out, certificate_out, junit_out):
         if out is not None:
             check_output_path(out)
@@ -75,7 +75,7 @@ def run_certify(program_paths: Sequence[str], certificate: str | None, as_json: 
 
     opts = ttlang or TtlangOptions()
     if opts.given() and not any(p.endswith(".py") for p in program_paths):
-        raise BadInput(opts.given()[0], "", "applies to TT-Lang sources (FILE.py) only")
+        raise BadInput("", "", "applies to TT-Lang sources (FILE.py) only", option=opts.given()[0])
     done: list[tuple[str, FileReport]] = []
     with budget.deadline(budget_seconds):
         for path in program_paths:
@@ -98,7 +98,7 @@ def _certify_path(path: str, opts: TtlangOptions, certificate: str | None, store
     for flag, value in (("--certificate", certificate), ("--write-certificate", certificate_out),
                         ("--smt2", smt2_dir)):
         if value is not None and len(got) > 1:
-            raise BadInput(flag, "", f"takes one program, {path} has {len(got)} shape classes")
+            raise BadInput("", "", f"takes one program, {path} has {len(got)} shape classes", option=flag)
     return [(path, _with_shape(_certify_one(path, certificate, None, jobs, quiet, smt2_dir, loader_of(imp.program)),
                                imp.classes))
             for imp in got]
@@ -149,12 +149,16 @@ def _certify_one(path: str, certificate: str | None, store: Any, jobs: int, quie
             fr = certify_file(program_path, loader or load_document_file, certificate, load_certificate_file,
                               store=store,
                               jobs=jobs, progress=progress)
-    except BadInput:
+    except BadInput as e:
+        if certificate is not None and e.where == certificate and not e.option:
+            # the file --certificate gave (empty, unreadable, ...): named with its option, not as a program argument
+            raise BadInput(e.where, e.field, e.rule, e.violations, option="--certificate") from None
         raise
     except VerispatialError as e:
-        blame = certificate if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)) \
-            else path
-        raise bad_input_of(blame, e) from None
+        if certificate is not None and isinstance(e, (ParseError, CertificateMismatch)):
+            bad = bad_input_of(certificate, e)
+            raise BadInput(bad.where, bad.field, bad.rule, bad.violations, option="--certificate") from None
+        raise bad_input_of(path, e) from None
     except Exception as e:
         raise CheckerError(f"{type(e).__name__}: {e}") from None
     fr = with_host_args(fr, path)
@@ -210,12 +214,12 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
-        from verispatial.cli.imports import host_kernel_root
         from verispatial.report.sarif import Artifact, read_text, sarif_log
 
+        # a host's kernel lines are named as the user opens them (cli.imports.openable): no directory to add
         arts = [Artifact(Path(path).as_posix(), fr.report,
                          read_text(path) if fr.report.exit_code != EXIT_OK else None, g,
-                         _op_sources(fr.report, p), host_kernel_root(path), namer(p))
+                         _op_sources(fr.report, p), namer(p))
                 for (path, fr), g, p in zip(done, groupings, shown, strict=True)]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
     if junit_out is not None:

@@ -52,7 +52,8 @@ def compose_cmd(inputs: tuple[str, ...], out: str, states: tuple[str, ...], plac
     n = len(inputs)
     for k in opens:
         if not 0 <= k < n - 1:
-            raise BadInput("--open", "", f"boundary {k} does not exist: {n} sections have boundaries 0..{n - 2}")
+            raise BadInput("", "", f"boundary {k} does not exist: {n} sections have boundaries 0..{n - 2}",
+                           option="--open")
     check_program_out(out, inputs)
     sections = [load_program_file(path) for path in inputs]
     unknown = sorted(set(states) - {t.name for sec in sections for t in sec.tensors})

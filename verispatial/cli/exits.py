@@ -77,7 +77,8 @@ def _usage_error(args: list[str], field: str, rule: str) -> int:
     with ``--json``, the one JSON document every exit code 0-4 prints (the command never ran, so nothing else did)."""
     error_line(f"{field}: {rule}" if field else rule)
     if _wants_json(args):
-        write_json(BadInput("command line", field, rule).to_json())
+        # no file: the option click names (``-o/--out``), else the command line as a whole
+        write_json(BadInput("", "", rule, option=field or "command line").to_json())
     return EXIT_BAD_INPUT
 
 

@@ -20,7 +20,8 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
              quiet: bool, scheduler: str | None = None) -> int:
     """The ``gate`` command: see ``gate_cmd``. Raises ``BadInput`` / ``CheckerError``."""
     if scheduler is not None and jobs > 1:
-        raise BadInput("--jobs", "", "the cluster's workers run the programs with --scheduler: give one of them")
+        raise BadInput("", "", "the cluster's workers run the programs with --scheduler: give one of them",
+                       option="--jobs")
     for out in (sarif_out, junit_out):
         if out is not None:
             check_output_path(out)

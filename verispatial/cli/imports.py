@@ -76,8 +76,22 @@ def run_import_ttlang(path: str, opts: TtlangOptions, out: str, quiet: bool) -> 
 HOST_SUFFIXES = (".yaml", ".yml")
 
 
+def openable(file: str, kernel_root: str | None) -> str:
+    """A kernel file as a message prints it, so that the user can open it: the front end names it relative to the
+    host's ``kernel_root`` (machine-independent, what program.json keeps); printed relative to the working directory
+    when it is under it, else absolute. ``file`` itself for an absolute one or without a kernel root."""
+    if kernel_root is None or Path(file).is_absolute():
+        return file
+    full = (Path(kernel_root) / file).resolve()
+    try:
+        return full.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(full)
+
+
 def ttmetal_program(host_path: str) -> Any:
-    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it."""
+    """The program of the host description ``host_path``; ``BadInput`` for whatever stops it (a kernel line named
+    as the user can open it, ``openable``)."""
     from verispatial.errors import VerispatialError
     from verispatial.frontends.ttmetal import Refused, import_host
 
@@ -95,18 +109,16 @@ def ttmetal_program(host_path: str) -> Any:
 
 def ttmetal_refusal(e: Any, kernel_root: str | None) -> SourceRefusal:
     """The command line's report of the tt-metal front end's refusal ``e`` (``frontends.ttmetal.Refused``): its
-    locations, named from the host's ``kernel_root`` in the one line as in every source location of the program, are
-    given as paths from the current directory (``kernel_root`` joined) in their slots; a construct in an included
-    helper also names the kernel's call that got there."""
+    locations, which the front end names from the host's ``kernel_root``, given in the one line and in their slots
+    as the user can open them (``openable``); a construct in an included helper also names the kernel's call that
+    got there."""
 
     def place(loc: Any) -> SourcePlace:
-        file = loc.file if kernel_root is None or Path(loc.file).is_absolute() else str(Path(kernel_root) / loc.file)
-        return SourcePlace(file, loc.line, loc.text)
+        return SourcePlace(openable(loc.file, kernel_root), loc.line, loc.text)
 
     call = e.loc.called_at
-    return SourceRefusal("ttmetal", e.construct, place(e.loc), e.rule, detail=e.detail, shown=e.loc.file,
-                         called_at=place(call) if call is not None else None,
-                         called_shown=call.file if call is not None else None)
+    return SourceRefusal("ttmetal", e.construct, place(e.loc), e.rule, detail=e.detail,
+                         called_at=place(call) if call is not None else None)
 
 
 def host_sources(path: str) -> list[str]:
@@ -155,9 +167,16 @@ def certified_path(path: str) -> Iterator[str]:
     if Path(path).suffix not in HOST_SUFFIXES:
         yield path
         return
-    from verispatial.ir.serialize import dumps
+    import attrs
 
-    text = dumps(ttmetal_program(path))
+    from verispatial.ir.serialize import dumps
+    from verispatial.ir.source import relocated
+
+    program = ttmetal_program(path)
+    root = host_kernel_root(path)
+    # the report names each kernel as the user can open it (program.json files keep the kernel-root-relative name)
+    text = dumps(attrs.evolve(program, programs=tuple(
+        attrs.evolve(ep, sources=relocated(ep.sources, lambda f: openable(f, root))) for ep in program.programs)))
     with tempfile.TemporaryDirectory(prefix="verispatial-ttmetal-") as d:
         p = Path(d) / (Path(path).stem + ".json")
         p.write_text(text, encoding="utf-8")

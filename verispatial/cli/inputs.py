@@ -144,18 +144,18 @@ def parse_trips(specs: Sequence[str], program: Program) -> dict[str, int]:
         name, eq, value = spec.partition("=")
         name = name.strip()
         if not eq or not name:
-            raise BadInput("--trip", spec, "expected NAME=VALUE")
+            raise BadInput("", spec, "expected NAME=VALUE", option="--trip")
         try:
             v = int(value.strip())
         except ValueError:
-            raise BadInput("--trip", spec, f"value {value.strip()!r} is not an integer") from None
+            raise BadInput("", spec, f"value {value.strip()!r} is not an integer", option="--trip") from None
         if name not in maxes:
             known = ", ".join(sorted(maxes)) or "none"
-            raise BadInput("--trip", spec, f"trip {name!r} is not declared by the program (declared: {known})")
+            raise BadInput("", spec, f"trip {name!r} is not declared by the program (declared: {known})", option="--trip")
         if not 0 <= v <= maxes[name]:
-            raise BadInput("--trip", spec, f"{v} is outside trip {name}'s range [0, {maxes[name]}]")
+            raise BadInput("", spec, f"{v} is outside trip {name}'s range [0, {maxes[name]}]", option="--trip")
         if name in out:
-            raise BadInput("--trip", spec, f"trip {name} is given twice")
+            raise BadInput("", spec, f"trip {name} is given twice", option="--trip")
         out[name] = v
     return out
 

@@ -8,7 +8,7 @@ differ only in where their ops came from are the same program to the checker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -65,6 +65,13 @@ class SourceLoc:
         return f"{where}: {self.text}" if self.text else where
 
 
+def iteration_words(iteration: Mapping[str, int]) -> str:
+    """A program loop iteration as a message names it, ``loop iteration r=1 k=0`` (outer loops first): the program's
+    loop indices, which a front end names after the source's loop variables but counts from 0 by 1 — not the C++
+    variable's value (``report.sources.with_sources`` puts that beside it). "" for an op in no loop."""
+    return ("loop iteration " + " ".join(f"{k}={v}" for k, v in iteration.items())) if iteration else ""
+
+
 #: An engine program's source table: (op path, location) pairs, in program order.
 Sources = tuple[tuple[OpPath, SourceLoc], ...]
 
@@ -84,3 +91,13 @@ def sliced(sources: Sources, lo: int, hi: int) -> Sources:
 def merged(parts: Iterable[Sources]) -> Sources:
     """One table of several disjoint ones, in path order."""
     return tuple(sorted((e for part in parts for e in part), key=lambda e: e[0]))
+
+
+def relocated(sources: Sources, file: Callable[[str], str]) -> Sources:
+    """``sources`` with every location's file (a helper's call site's too) renamed by ``file``."""
+
+    def moved(loc: SourceLoc) -> SourceLoc:
+        call = moved(loc.called_at) if loc.called_at is not None else None
+        return attrs.evolve(loc, file=file(loc.file), called_at=call)
+
+    return tuple((p, moved(loc)) for p, loc in sources)

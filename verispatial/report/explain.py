@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 import networkx as nx
 
+from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import obligation
 from verispatial.ir import rules as R
@@ -572,11 +573,12 @@ def explain_deadlock(program: Program, cex: dict[str, Any], result: Result) -> E
                 graph.add_edge(w.position.engine, ref.engine)
     cycle = _cycle(graph)
     trips = cex.get("trips") or {}
-    trip_text = (" with " + " ".join(f"{k}={v}" for k, v in sorted(trips.items()))) if trips else ""
+    shape = cex.get("shape")
+    trip_text = (" with " + trip_words(trips, shape if isinstance(shape, dict) else None)) if trips else ""
     args = cex.get("host_args")
     if trips and isinstance(args, list) and args:  # a host's ranges: the arguments first, the trips they are after
         shown = ", ".join(dict.fromkeys(_arg_values([a for a in args if isinstance(a, dict)])))
-        trip_text = f" with {shown} (trip {trip_text[len(' with '):]})"
+        trip_text = f" with {shown} (trip {trip_words(trips)})"
     how = f" (reached by the interpreter: {cex.get('replayed_by', 'replay')}" + (
         f", {run.steps} steps)" if run is not None else ")")
     finished = [ep.key for ep in program.programs if ep.key not in stuck_at]

@@ -288,9 +288,6 @@ class Artifact:
     #: The user's source line of the op each unproved obligation without a counterexample names
     #: (``sources.obligation_sources``): such a result sits there, the op in the program beside it.
     op_sources: Mapping[str, SourceLoc] = attrs.field(factory=dict)
-    #: The directory a front end's relative source file names are relative to (a tt-metal host's kernel root, which
-    #: names its kernels and their headers from there: ``reader.cpp``); None: the current directory.
-    source_dir: str | None = None
     #: Puts the program's names into a message (``names.namer`` of the program: ``c_0@(1,0)``, not ``b1``).
     name: Callable[[str], str] = str
 
@@ -558,7 +555,7 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
     grouping = art.grouping
     # where each finding's own result is located (for a front end's program, the source line the engineer wrote, as
     # below), so a consequence relates the place its finding is reported at
-    finding_at = {r.name: _source_locations(r, physical(r), places, art.op_sources.get(r.name), art.source_dir)[0]
+    finding_at = {r.name: _source_locations(r, physical(r), places, art.op_sources.get(r.name))[0]
                   for r in bad if grouping is not None and r.name in grouping.findings}
     for r in bad:
         kind = rule_kind(r.name)
@@ -569,7 +566,7 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
         args = arg_lines(r.counterexample)
         text += "".join(f"; {a}" for a in args)  # a host's range named as the argument it is (hostargs.py)
         ptr = pointers[id(r)]
-        phys, related = _source_locations(r, physical(r), places, art.op_sources.get(r.name), art.source_dir)
+        phys, related = _source_locations(r, physical(r), places, art.op_sources.get(r.name))
         related += _host_arg_locations(r, art, places, len(related))
         props: dict[str, Any] = {"obligation": r.name, "verdict": r.verdict.value, "family": r.family,
                                  "program": art.report.program, "seconds": round(r.seconds, 3),
@@ -605,23 +602,20 @@ def _artifact_results(art: Artifact, places: _Places, rules: _Rules, results: li
                                   "message": {"text": f"checker error on {art.report.program}: {text}"}})
 
 
-def _source_locations(r: Result, phys: dict[str, Any], places: _Places, op_source: SourceLoc | None = None,
-                      source_dir: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _source_locations(r: Result, phys: dict[str, Any], places: _Places, op_source: SourceLoc | None = None
+                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A result's physical location and related locations: for a program read by a front end, the alert sits at the
     line the engineer wrote, the op in program.json (``phys``) and any further source lines the counterexample names
     beside it — for a result with no counterexample, the line of the op its obligation names (``op_source``);
-    otherwise at ``phys``, with none. A relative source file is found from ``source_dir`` (default: the current
-    directory)."""
+    otherwise at ``phys``, with none. A relative source file is relative to the current directory (a tt-metal host's
+    kernels are named so by ``cli.imports.openable``)."""
     srcs = located_sources(r.counterexample) or ([op_source] if op_source is not None else [])
     if not srcs:
         return phys, []
 
-    def file_of(loc: SourceLoc) -> str:
-        return loc.file if source_dir is None or Path(loc.file).is_absolute() else str(Path(source_dir) / loc.file)
-
     def place(loc: SourceLoc) -> dict[str, Any]:
-        return {"artifactLocation": places.location(file_of(loc)),
-                "region": places.region(file_of(loc), loc.line, max(loc.column, 1))}
+        return {"artifactLocation": places.location(loc.file), "region": places.region(loc.file, loc.line,
+                                                                                       max(loc.column, 1))}
 
     related: list[dict[str, Any]] = [{"id": 1, "physicalLocation": phys, "message": {"text": "the op in the program"}}]
     at = place(srcs[0])

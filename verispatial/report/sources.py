@@ -12,10 +12,11 @@ from typing import Any
 
 import attrs
 
+from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Report, Result
 from verispatial.ir.ops import CONTAINERS, Loop, McastSetValid, Op, SemInc, SemIncMcast, SemRmw, SemSet, SemWait
 from verispatial.ir.program import Program
-from verispatial.ir.source import OpPath, SourceLoc
+from verispatial.ir.source import OpPath, SourceLoc, iteration_words
 
 
 def _spot_loc(program: Program, x: dict[str, Any]) -> SourceLoc | None:
@@ -194,9 +195,30 @@ def with_sources(report: Report, program: Program) -> Report:
     no source locations (every program not read by a front end)."""
     if not any(ep.sources for ep in program.programs):
         return report
-    results = tuple(attrs.evolve(r, counterexample=located(program, r.counterexample)[0]) if r.counterexample else r
-                    for r in report.results)
+    results = tuple(_cxx_iteration(program, attrs.evolve(r, counterexample=located(program, r.counterexample)[0]))
+                    if r.counterexample else r for r in report.results)
     return attrs.evolve(report, results=results)
+
+
+def _cxx_iteration(program: Program, r: Result) -> Result:
+    """``r`` with the loop iteration its reason names (``ir.source.iteration_words``, the program's loop indices)
+    preceded by the C++ loop variables' values where they differ (``at i = 16 (loop iteration i=7)``): the bare
+    ``i=7`` read as the C++ variable, which is 16 there (``for (i = start_id; ...)``)."""
+    cex = r.counterexample or {}
+    it, engine, path = cex.get("iteration"), cex.get("engine"), cex.get("path")
+    if not (isinstance(it, dict) and it and isinstance(engine, str) and isinstance(path, list)):
+        return r
+    trips = {k: v for k, v in (cex.get("trips") or {}).items() if isinstance(v, int)}
+    env = {str(k): v for k, v in it.items() if isinstance(v, int)}
+    text = loop_index_text(program, engine, tuple(path), env, trips)
+    said = iteration_words(env)
+    if not text or said not in r.reason:
+        return r
+    meant = f"{text} ({said})"
+    out = {**cex, "source_iteration": text}
+    if isinstance(cex.get("summary"), str):
+        out["summary"] = cex["summary"].replace(said, meant, 1)
+    return attrs.evolve(r, reason=r.reason.replace(said, meant, 1), counterexample=out)
 
 
 def with_shape_values(report: Report, classes: Sequence[Any]) -> Report:
@@ -208,21 +230,26 @@ def with_shape_values(report: Report, classes: Sequence[Any]) -> Report:
     if not by_name:
         return report
 
-    def shaped(cex: dict[str, Any]) -> dict[str, Any]:
+    def values_of(cex: dict[str, Any]) -> dict[str, int]:
         trips = cex.get("trips")
         if not isinstance(trips, dict) or "shape" in cex:
-            return cex
-        values = {k: by_name[k].m * v + by_name[k].base for k, v in trips.items()
-                  if k in by_name and isinstance(v, int)}
-        if not values:
-            return cex
+            return {}
+        return {k: by_name[k].m * v + by_name[k].base for k, v in trips.items() if k in by_name and isinstance(v, int)}
+
+    def shaped(r: Result) -> Result:
+        cex = r.counterexample
+        values = values_of(cex) if cex else {}
+        if not cex or not values:
+            return r
+        trips = {k: v for k, v in cex["trips"].items() if isinstance(v, int)}
+        # A deadlock's summary names its run's trips (certify.replay.trip_words): "with M=1" under the shape's own
+        # name read as a value outside the range; it names the shape's value, the trip beside it.
+        said, meant = f" with {trip_words(trips)} ", f" with {trip_words(trips, values)} "
         out: dict[str, Any] = {}
         for k, v in cex.items():  # right after the trips it explains
-            out[k] = v
+            out[k] = v.replace(said, meant, 1) if k == "summary" and isinstance(v, str) else v
             if k == "trips":
                 out["shape"] = values
-        return out
+        return attrs.evolve(r, counterexample=out, reason=r.reason.replace(said, meant, 1))
 
-    results = tuple(attrs.evolve(r, counterexample=shaped(r.counterexample)) if r.counterexample else r
-                    for r in report.results)
-    return attrs.evolve(report, results=results)
+    return attrs.evolve(report, results=tuple(shaped(r) for r in report.results))

@@ -148,12 +148,27 @@ def unproved_lines(report: Report, grouping: Grouping | None = None,
     """(text, style) per obligation that failed to prove or errored: its reason, the user's source line of the op it
     names (``sources``: ``sources.obligation_sources``, for a program a front end read), then what it assumes (shared
     by ``report_lines`` and ``explain``, which has no picture for these but must say why). With ``grouping``, the
-    consequences of a refuted finding are left out (``report_lines`` lists them under it). ``name`` puts the
-    program's names into each reason (``names.named``)."""
-    out: list[tuple[str, str]] = []
+    consequences of a refuted finding are left out (``report_lines`` lists them under it). Several with one verdict,
+    reason and assumptions (a num_dests mismatch leaves every proof that relies on acknowledgement counts unproved,
+    each saying so) print that once, the obligations under it, in report order. ``name`` puts the program's names
+    into each reason (``names.named``)."""
+    same: dict[tuple[Verdict, str, tuple[str, ...]], list[Result]] = {}
     for r in report.results:
         if r.verdict in (Verdict.FAILED, Verdict.ERROR) and (grouping is None or r.name not in grouping.of):
-            out += _unproved(r, sources=sources, name=name)
+            same.setdefault((r.verdict, r.reason, tuple(r.assumes)), []).append(r)
+    out: list[tuple[str, str]] = []
+    for (verdict, reason, assumes), rs in same.items():
+        if len(rs) == 1:
+            out += _unproved(rs[0], sources=sources, name=name)
+            continue
+        out.append((f"{verdict.value} ({len(rs)} obligations): {name(reason) if reason else '(no reason given)'}",
+                    STYLE[verdict.value]))
+        for r in rs:
+            out.append((f"    {r.family}/{r.name}", ""))
+            if sources and r.name in sources:
+                out.append((f"        at {sources[r.name]}", "bold"))
+        if assumes:
+            out.append((f"    assumes: {', '.join(assumes)}", ""))
     return out
 
 
@@ -184,11 +199,16 @@ def report_lines(report: Report, shape: tuple[int, int], grouping: Grouping | No
     out = header_lines(report.program, report.target, shape, report.cached)
     rows = family_rows(report)  # once: the counts decide which walks of the results below are needed
     out += family_lines(rows)
+    printed: dict[str, str] = {}  # a counterexample (its JSON) -> the refutation it was printed under
     for r in report.results if any(x.refuted for x in rows) else ():
         if r.verdict == Verdict.REFUTED:
             out.append((f"refuted {r.family}/{r.name}" + (f": {name(r.reason)}" if r.reason else ""),
                         STYLE["refuted"]))
-            if r.counterexample:
+            key = json.dumps(r.counterexample, sort_keys=True) if r.counterexample else ""
+            if key in printed:  # one run refuting several obligations (each component's deadlock): shown once
+                out.append((f"    counterexample: the one of {printed[key]} above", ""))
+            elif r.counterexample:
+                printed[key] = f"{r.family}/{r.name}"
                 out += [(f"    {line}", "") for line in arg_lines(r.counterexample)]
                 out += [(f"    {line}", "bold") for line in at_lines(r.counterexample, (sources or {}).get(r.name))]
                 out += [(line, "") for line in counterexample_lines(r.counterexample, reason=r.reason, name=name)]

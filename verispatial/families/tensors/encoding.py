@@ -24,6 +24,7 @@ from verispatial.certify.structure import Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.ops import ReadTiles, WriteTiles, count_max, count_trip, count_value
 from verispatial.ir.program import Program, Tensor
+from verispatial.ir.source import iteration_words
 
 
 def tile_hull(p: Program, lf: Leaf) -> tuple[int, int] | None:
@@ -144,7 +145,7 @@ def check_bounds(a: Analysis, rlimit: int = DEFAULT_RLIMIT) -> list[Result]:
                        "tensor_tiles": has,
                        "dynamic": None if dyn is None else model_int(m, dyn),
                        "summary": f"{lf.engine} {type(op).__name__} touches tiles [{first}, {first + op.tiles}) of "
-                                  f"{op.tensor}, which has {has} tiles, at {it}"}
+                                  f"{op.tensor}, which has {has} tiles" + (f", at {iteration_words(it)}" if it else "")}
                 res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.REFUTED, cex["summary"], cex)  # type: ignore[arg-type]
             elif r.status == Status.UNKNOWN:
                 res = Result(R.Family.BOUNDS.value, f"{R.BOUNDS}:{op.tensor}", Verdict.FAILED, f"solver: {r.reason}")

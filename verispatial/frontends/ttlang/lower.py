@@ -27,6 +27,7 @@ import attrs
 
 from verispatial.errors import SourceRefused
 from verispatial.frontends.ttlang import values as V
+from verispatial.frontends.ttlang import vocabulary
 from verispatial.frontends.ttlang.expr import (
     COMPARISONS,
     ApiV,
@@ -115,6 +116,10 @@ class KernelLowering(Evaluator):
         self.unwaited = unwaited
         #: blocks taken and not (yet) pushed or popped, with the call that took them
         self.held: dict[int, tuple[BlockV, ast.AST]] = {}
+        #: per block taken (keyed by the block itself, kept alive: an id could be reused): how many loops enclose the
+        #: take, and per kind of copy into it ("read", "receive") the copy that filled it
+        self.depth: dict[BlockV, int] = {}
+        self.filled: dict[tuple[BlockV, str], ast.Call] = {}
         self.lines = lines
         self.target = target
         self.node = node
@@ -489,6 +494,8 @@ class KernelLowering(Evaluator):
         if name == "ttl.block.fill":
             return ExprV(("fill",), ())
         if name.startswith(("ttl.math.", "ttl.block.")):
+            if not vocabulary.known(name):
+                return self.refuse_value(node, f"{name} is not a function of TT-Lang's {name.rsplit('.', 1)[0]}")
             ops = block_operands(*args, *[v for k, v in kwargs.items() if k not in ("dims", "shape")])
             if ops is None:
                 return self.refuse_value(node, f"{name} of an operand that is not a block")
@@ -514,6 +521,7 @@ class KernelLowering(Evaluator):
             self.emit(Reserve(obj.index, 1) if name == "reserve" else Wait(obj.index, 1), node)
             blk = BlockV(obj, name)
             self.held[id(blk)] = (blk, node)
+            self.depth[blk] = len(self.loops)
             return blk
         if isinstance(obj, BlockV) and name in ("push", "pop") and not args:
             if (name == "push") != (obj.mode == "reserve"):
@@ -607,6 +615,7 @@ class KernelLowering(Evaluator):
             self.refuse_value(node, "a pipe receive into a block taken by wait() (it receives into a reserved block)")
         if self.guarded:
             self.refuse_value(node, "a pipe receive under a condition on a loop index")
+        self._fill(node, blk, "receive")
         r = self.plan.of(pid.pipe)
         self._use(pid.pipe, "receive", blk)
         self.emit(SemInc(r.ready, r.src, 1), node)
@@ -652,6 +661,7 @@ class KernelLowering(Evaluator):
         if isinstance(src, SliceV) and isinstance(dst, BlockV):
             if dst.mode != "reserve":
                 self.refuse_value(node, "a copy into a block taken by wait() (its pages hold data to read)")
+            self._fill(node, dst, "read")
             self._rows(node, src, dst, read=True)
             self.read_tensors.add(src.tensor.name)
             return TxV("read")
@@ -664,6 +674,33 @@ class KernelLowering(Evaluator):
         what = "a copy between two blocks" if isinstance(src, BlockV) and isinstance(dst, BlockV) else \
             "a copy that is not tensor slice -> block or block -> tensor slice"
         refuse(self.file, node, snippet(node), f"{what} is not lowered")
+
+    def _fill(self, node: ast.Call, blk: BlockV, kind: str) -> None:
+        """A copy of ``kind`` ("read": from a tensor, "receive": from a pipe) that fills reserved block ``blk`` whole;
+        refuses a second copy of that kind into it.
+
+        The hardware writes every copy into a block at the block's address: the write pointer moves only at the push
+        (``get_write_ptr`` is the reserved back until ``cb_push_back``, ttnn 0.81.1
+        ``tt_metal/hw/inc/api/dataflow/dataflow_api.h:309-312``), so a second copy rewrites the same pages. A ReadTiles
+        fills the next unfilled tiles and cannot say "these tiles again" (read so, a correct kernel was refuted
+        ``cb-write-unreserved``); a second pipe landing into pages not yet published is ``mcast-slot``, a race unless
+        both carry the same data, which program.json does not say. A receive after a read (a source among its pipe's
+        destinations) lands at the block's own pages, as program.json's multicast does: lowered. tt-lang-sim 1.1.6
+        refuses a copy into a reserved block once its first copy was waited for (state MR takes a push or a copy
+        out, not a copy in: ``ttl/sim/blockstate.py``, ``STATE_TRANSITIONS``)."""
+        first = self.filled.get((blk, kind))
+        if first is not None:
+            # one line twice: a function net.if_src / if_dst runs once per pipe of the net
+            where = f"the first at line {first.lineno}" if first is not node else "this line ran already, for an " \
+                                                                                  "earlier pipe of the net"
+            refuse(self.file, node, snippet(node), f"a second copy into one block ({where}): both write the block's "
+                                                   "pages, which program.json cannot say")
+        if any(n != 1 for _, n in self.loops[self.depth.get(blk, 0):]):
+            refuse(self.file, node, snippet(node), f"a copy into a block in a loop inside the block's "
+                                                   f"{blk.dfb.name}.reserve(): each iteration copies into the same "
+                                                   "block again, which program.json cannot say")
+        # a copy under a guard counts too: refusing a later copy the guard may leave the only one is safe
+        self.filled[blk, kind] = node
 
     def _rows(self, node: ast.Call, sl: SliceV, blk: BlockV, read: bool) -> None:
         rows = V.add(sl.rows[1], sl.rows[0], -1)

@@ -154,7 +154,7 @@ def _vararg(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any]
                                                         f"{r.kernel.varargs} varargs")
     given = r.host.varargs_of(r.kernel.name, r.site)
     if given is None:
-        r.refuse("vararg the host gives no value", n, f"index {i} on core {r.site}")
+        r.refuse("vararg the host gives no value", n, f"index {i} on core {r.site}; {r.host_field(f'varargs.{r.kernel.name}')}")
     return r.host_value(given[i])
 
 

@@ -132,11 +132,13 @@ def _parser() -> Any:
 
 @attrs.frozen(eq=False)
 class Unit:
-    """One read file: its display name, source lines (after preprocessing) and tree."""
+    """One read file: its display name, source lines (after preprocessing, line for line the file's), tree, and the
+    file's lines as written (what a location shows: a macro call, not its expanded tokens)."""
 
     file: str
     lines: tuple[str, ...]
     root: Any
+    written: tuple[str, ...] = ()
 
     def loc(self, node: Any) -> SourceLoc:
         """Where ``node`` starts: 1-based line and column, the column counting characters (as an editor and SARIF's
@@ -144,7 +146,14 @@ class Unit:
         row, col = node.start_point
         line = self.lines[row] if row < len(self.lines) else ""
         chars = len(line.encode()[:col].decode(errors="ignore"))
-        return SourceLoc(self.file, row + 1, chars + 1, line.strip()[:200])
+        shown = self.written[row] if row < len(self.written) else line
+        same = next((i for i, (a, b) in enumerate(zip(line, shown, strict=False)) if a != b), min(len(line), len(shown)))
+        if chars > same:
+            # past the first macro the line expands: the column of that macro's name as written
+            chars = same
+            while chars > 0 and (shown[chars - 1].isalnum() or shown[chars - 1] == "_"):
+                chars -= 1
+        return SourceLoc(self.file, row + 1, chars + 1, shown.strip()[:200])
 
 
 @attrs.frozen(eq=False)
@@ -318,7 +327,8 @@ def read_kernel(source: Path, display: str, defines: dict[str, str], root: Path,
                           "root or on the JIT's include path")
 
         pre = preprocess(text, macros, name, include)
-        unit = Unit(name, tuple(pre.text.split("\n")), _parser().parse(pre.text.encode()).root_node)
+        unit = Unit(name, tuple(pre.text.split("\n")), _parser().parse(pre.text.encode()).root_node,
+                    tuple(text.split("\n")))
         _includes_at_file_scope(unit, pre.includes)
         _collect(unit.root, unit, "", functions, globals_, tables)
         return unit, pre.macros

@@ -177,6 +177,11 @@ class HostSpec:
     def kernel(self, name: str) -> HostKernel:
         return next(k for k in self.kernels if k.name == name)
 
+    def work_unit_of(self, kernel: str, site: Site) -> int | None:
+        """The index in ``work_units`` of the unit running ``kernel`` on ``site`` (what a message names as the host
+        field ``work_units[i]``), or None."""
+        return next((i for i, u in enumerate(self.work_units) if kernel in u.kernels and site in u.cores), None)
+
     def varargs_of(self, kernel: str, site: Site) -> tuple[Value, ...] | None:
         """The varargs the work unit running ``kernel`` on ``site`` gives it, or None where it gives none."""
         for u in self.work_units:

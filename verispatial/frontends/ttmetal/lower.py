@@ -4988,8 +4988,14 @@ class KernelReader:
             self.refuse("runtime arg the host does not declare", node,
                         f"{name} (kernel {self.kernel.name} declares: {', '.join(self.kernel.runtime_args) or 'none'})")
         if name not in self.args:
-            self.refuse("runtime arg the host gives no value", node, f"{name} on core {self.site}")
+            self.refuse("runtime arg the host gives no value", node,
+                        f"{name} on core {self.site}; {self.host_field(f'runtime_args.{self.kernel.name}.{name}')}")
         return self.host_value(self.args[name])
+
+    def host_field(self, field: str) -> str:
+        """``HOST.yaml: work_units[i].FIELD is missing``: the host field to add for this kernel on this core."""
+        i = self.host.work_unit_of(self.kernel.name, self.site)
+        return f"{self.host.path}: work_units[{i}].{field} is missing"
 
     def host_value(self, v: HostValue) -> V.Value:
         if isinstance(v, int):
