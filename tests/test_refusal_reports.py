@@ -24,7 +24,7 @@ HOST = "tests/data/ttmetal/refuse/host.yaml"  # its kernel while.cpp spins on a 
 KERNEL = "tests/data/ttmetal/refuse/while.cpp"
 TTLANG = "tests/data/ttlang/refused_spin.py"  # a while loop at line 18
 
-TTMETAL_LINE = ("while.cpp:6: while loop (*flag == 0: *flag == 0: a value read from L1: *flag): not read by the "
+TTMETAL_LINE = (f"{KERNEL}:6: while loop (*flag == 0: *flag == 0: a value read from L1: *flag): not read by the "
                 "tt-metal front end: while (*flag == 0) {  // a word another core writes: not a value the reading "
                 "follows")
 TTLANG_LINE = f"{TTLANG}:18: while: a while loop's count is not known statically: use for ... in range(n)"
@@ -53,7 +53,7 @@ def test_json_names_each_slot_of_a_refusal(source: str, error: dict[str, Any],
     assert main(["certify", source, "--json", "-q"]) == 2
     out, err = capsys.readouterr()
     assert json.loads(out) == {"exit_code": 2, "error": error}
-    assert err == f"verispatial: error: {error['message']}\n"  # the one line is as it was
+    assert err == f"verispatial: error: {error['message']}\n"  # the one line, its file as the user opens it
 
 
 @pytest.mark.parametrize(("source", "error"), CASES)
