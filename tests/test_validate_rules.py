@@ -365,6 +365,7 @@ def _bases() -> list[Program]:
 
 
 _NUMBERS = st.integers(-1, 4) | st.sampled_from([PAGES_MAX, PAGES_MAX + 1, TILES_MAX, TILES_MAX + 1, 2**32])
+_WORDS = st.integers(-1, 4) | st.sampled_from([2**32 - 2, 2**32 - 1, 2**32])
 
 
 @settings(max_examples=150, deadline=None)
@@ -391,16 +392,46 @@ def test_the_quick_checks_never_hide_a_violation(data: st.DataObject) -> None:
         fields = [f.name for f in attrs.fields(type(op)) if f.name in ("pages", "tiles") or (
             f.metadata.get("id") in ("buffer", "semaphore", "group") and type(getattr(op, f.name)) is int) or (
             f.name == "at" and isinstance(getattr(op, f.name), Site)) or (
-            f.name == "terms" and isinstance(op, (SemWait, SemSet)))]
+            f.name == "terms" and isinstance(op, (SemWait, SemSet))) or (
+            f.name in ("value", "by") and isinstance(op, (SemInc, SemWait, SemSet)))]
         if not fields:
             continue
         name = data.draw(st.sampled_from(fields))
-        # a semaphore word's site and a wait's or set's terms too (``_sem_passes``): a site with or without the word,
-        # a term over an enclosing loop or over none
+        # a semaphore word's site, a wait's or set's terms and the values the 32-bit word rule bounds too
+        # (``_sem_passes``): a site with or without the word, a term over an enclosing loop or over none, a negative
+        # term, a value or increment at and past the word's maximum
         value = (data.draw(st.sampled_from([A, B, Site(2, 0)])) if name == "at" else
-                 data.draw(st.sampled_from([(), (K,), (Term("zz", 1),)])) if name == "terms" else data.draw(_NUMBERS))
+                 data.draw(st.sampled_from([(), (K,), (Term("k", -9),), (Term("zz", 1),)])) if name == "terms" else
+                 data.draw(_WORDS) if name in ("value", "by") else data.draw(_NUMBERS))
         p = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
     assert _found(p) == _generic_only(p)
+
+
+_SEM_EDITS: list[tuple[str, object]] = [
+    *[("value", v) for v in (-1, 0, 2**32 - 1, 2**32)], *[("by", v) for v in (0, 2**32 - 1, 2**32)],
+    *[("terms", t) for t in ((), (K,), (Term("k", -9),), (Term("k", 2**32),), (Term("zz", 1),))],
+    *[("at", s) for s in (A, B, Site(2, 0))], *[("sem", i) for i in (0, 1, 9)]]
+
+
+@pytest.mark.parametrize("example", ["counter_release.json", "three_sections.json"])
+def test_every_semaphore_op_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_sem_passes`` counts a semaphore inc, wait or set into the 32-bit word totals only when no rule of ``_leaf`` or
+    ``_word_range`` can fail: each of the example's such ops (top-level and in loops) with each of its values, terms,
+    sites and ids edited to a boundary (negative, the word's maximum and one past it, a term over no loop or driving
+    the value below 0) is reported, in order, as the generic rules alone report it."""
+    p = load_program(EXAMPLES / example)
+    edits = 0
+    for ep in p.programs:
+        for path, op in _leaves(ep.ops):
+            if not isinstance(op, (SemInc, SemWait, SemSet)):
+                continue
+            for name, value in _SEM_EDITS:
+                if name not in {f.name for f in attrs.fields(type(op))}:
+                    continue
+                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
+                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
+                edits += 1
+    assert edits > 100
 
 
 def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:

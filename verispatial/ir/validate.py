@@ -1087,6 +1087,7 @@ class _OpPass:
         self.gb: frozenset[int] = frozenset()
         self.gs: frozenset[int] = frozenset()
         self.quiet: dict[type, Quick] = {}
+        self.sem_engine: frozenset[type] = frozenset()  # the ``_SEM_QUICK`` classes its engine issues (``_SEM_OF``)
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
         for x in p.semaphores:
@@ -1096,18 +1097,42 @@ class _OpPass:
             for site in x.sites:
                 self.start[(x.id, site.x, site.y)] = x.init
 
-    def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...]) -> bool:
-        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf``: its engine
-        issues it without the rendezvous exception, its semaphore is one the op may name (``gs``, ``_good``), the word
-        it aims at is on the site it names (an increment's ``at``, else its own site), and a wait's or set's terms
-        name enclosing loops. False sends it through ``_leaf``, which words each violation (a composed program's
-        rendezvous is a run of these ops)."""
-        assert isinstance(op, (SemInc, SemWait, SemSet))
-        if op.sem not in self.gs or ep.engine not in ISSUED_BY[type(op)]:
+    def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], times: int,
+                    ranges: dict[str, int]) -> bool:
+        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf`` and of
+        ``_word_range``: its engine issues it without the rendezvous exception (``sem_engine``), its semaphore is one
+        the op may name (``gs``, ``_good``), the word it aims at is on the site it names (an increment's ``at``, else
+        its own site), a wait's or set's terms name enclosing loops, and its values stay in the 32-bit word. When it
+        does, its part of the word totals (run ``times`` times, loop indices up to ``ranges``) is counted here, as
+        ``_word_range`` counts it; False changes nothing and sends it through ``_leaf`` and ``_word_range``, which
+        word each violation (a composed program's rendezvous is a run of these ops)."""
+        cls = type(op)
+        if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[attr-defined]
             return False
-        if isinstance(op, SemInc):
-            return (op.at.x, op.at.y) in self.sem_xy[op.sem]
-        return (ep.site.x, ep.site.y) in self.sem_xy[op.sem] and all(t.var in loops for t in op.terms)
+        if cls is SemInc:
+            assert isinstance(op, SemInc)
+            at = op.at
+            word = (op.sem, at.x, at.y)
+            if (at.x, at.y) not in self.sem_xy[op.sem] or op.by > WORD_MAX:
+                return False
+            self.incs[word] = self.incs.get(word, 0) + op.by * times
+            return True
+        assert isinstance(op, (SemWait, SemSet))
+        site = ep.site
+        if (site.x, site.y) not in self.sem_xy[op.sem]:
+            return False
+        lo = hi = op.value
+        for t in op.terms:
+            if t.var not in loops:
+                return False
+            top = t.coef * ranges.get(t.var, 0)
+            lo, hi = lo + min(0, top), hi + max(0, top)
+        if hi > WORD_MAX or lo < 0:
+            return False
+        if cls is SemSet:
+            word = (op.sem, site.x, site.y)
+            self.start[word] = max(self.start.get(word, 0), hi)
+        return True
 
     def _cbs(self) -> set[tuple[Site, int, int]]:
         """(site, cb, phase) of every buffer whose section exists."""
@@ -1143,7 +1168,8 @@ class _OpPass:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
         self.quiet = quiet = _QUIET_OF[ep.engine]
-        ng = self.ng
+        self.sem_engine = _SEM_OF[ep.engine]
+        ng, sem_quick = self.ng, _SEM_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
@@ -1169,8 +1195,7 @@ class _OpPass:
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in _SEM_QUICK and self._sem_passes(top, ep, ()):  # no rule of ``_leaf`` can fail
-                self._word_range(ep, top, (i,), 1, {})
+            if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1230,14 +1255,13 @@ class _OpPass:
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
-        quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
+        quiet, gb, gs, ng, sem_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in _SEM_QUICK and self._sem_passes(x, ep, body_loops):  # no rule of ``_leaf`` can fail
-                self._word_range(ep, x, (*at, j), times * n, inner)
+            if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1761,6 +1785,10 @@ _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in C
 _QUIET = _PLAIN - {ScratchAccess}
 #: The semaphore ops ``_OpPass._sem_passes`` passes over when no rule of ``_leaf`` can fail.
 _SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
+#: Per engine, the ``_SEM_QUICK`` classes it issues with no exception (``ISSUED_BY``).
+_SEM_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c in _SEM_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: No loop around a top-level op: its loop indices' ranges.
+_NO_RANGES: dict[str, int] = {}
 #: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
 _QUIET_OF: dict[Engine, dict[type, Quick]] = {
     e: {cls: _QUICK[cls] for cls in _QUIET if e in ISSUED_BY[cls]} for e in Engine}
