@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -32,6 +33,7 @@ from verispatial.ir import (
     Op,
     Operand,
     PackAcc,
+    Part,
     Pop,
     Program,
     Push,
@@ -344,18 +346,22 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
     return [(v.entity, v.rule, v.engine, v.path) for v in validate(p)]
 
 
-def _generic_only(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | None]]:
+def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
-    no semaphore op passed over by ``_sem_passes``): every leaf through the generic id, page and tile rules."""
-    saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK)
+    no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``): every leaf through the generic
+    id, page and tile rules."""
+    saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
+             validate_module._TRANSFER_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
     validate_module._SEM_QUICK = frozenset()
+    validate_module._TRANSFER_QUICK = frozenset()
     try:
-        return _found(p)
+        return found(p)
     finally:
-        validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK = saved
+        (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
+         validate_module._TRANSFER_QUICK) = saved
 
 
 @functools.cache
@@ -432,6 +438,50 @@ def test_every_semaphore_op_edit_is_found_as_the_generic_rules_find_it(example: 
                 assert _found(q) == _generic_only(q), (ep.key, path, name, value)
                 edits += 1
     assert edits > 100
+
+
+def _transfer_edits(p: Program, op: ReadTiles | WriteTiles) -> list[tuple[str, object]]:
+    """Edits of a transfer's every field to each of its boundaries: every tensor of ``p`` (of each role) and an
+    undeclared one, addresses past 32 bits, over no loop or indirect, part pages, tile counts, every buffer of ``p``
+    (other sites, other dtypes) and one past them."""
+    k = op.addr.terms[0].var if op.addr.terms else "k"
+    return [*[("tensor", t.name) for t in p.tensors], ("tensor", "nope"),
+            *[("addr", a) for a in (Addr(-1), Addr(2**32), Addr(-(2**32)), Addr(0, (Term(k, 2**32),)),
+                                     Addr(0, (Term("zz", 1),)), Addr(0, (Term(k, 1),), Dynamic("nope", 0, 3)),
+                                     Addr(0, (), Dynamic("nope", 3, 0)))],
+            ("part", Part(0, 32)), ("part", Part(4000, 200)), *[("tiles", n) for n in (0, 1, 2, TILES_MAX + 1)],
+            *[("into" if isinstance(op, ReadTiles) else "src", b) for b in (*range(len(p.buffers)), 99)]]
+
+
+@pytest.mark.parametrize("example", ["pipeline_small.json", "three_sections.json", "kv_cache_update.json",
+                                     "peeled_k_loop.json"])
+def test_every_transfer_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_transfer_passes`` passes over a ReadTiles or WriteTiles only when no rule of ``_leaf`` can fail, recording
+    what ``_leaf`` records of it: each of the example's transfers with each field edited to a boundary is reported,
+    in order, as the generic rules alone report it."""
+    p = load_program(EXAMPLES / example)
+    # tensors of another tile size than every buffer's (bf16), of each role a transfer may name
+    p = attrs.evolve(p, tensors=(*p.tensors, *(Tensor(f"f{r.value}", (32, 32), "fp32", r) for r in Role)))
+    assert validate(p) == []
+    edits = 0
+    for ep in p.programs:
+        for path, op in _leaves(ep.ops):
+            if not isinstance(op, (ReadTiles, WriteTiles)):
+                continue
+            for name, value in _transfer_edits(p, op):
+                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
+                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
+                assert _recorded(q) == _generic_only(q, _recorded), (ep.key, path, name, value)
+                edits += 1
+    assert edits > 20
+
+
+def _recorded(p: Program) -> tuple[object, ...]:
+    """What ``validate``'s op walk records of ``p``'s transfers for the rules after it (``validate_templated``'s, the
+    index buffers')."""
+    ops = validate_module._validate(p)[1]
+    assert ops is not None
+    return ops.reads, ops.writes, ops.tensor_sections, ops.index_fills, ops.names_non_loop, len(ops.index_uses)
 
 
 def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:

@@ -1088,6 +1088,7 @@ class _OpPass:
         self.gs: frozenset[int] = frozenset()
         self.quiet: dict[type, Quick] = {}
         self.sem_engine: frozenset[type] = frozenset()  # the ``_SEM_QUICK`` classes its engine issues (``_SEM_OF``)
+        self.transfer_engine: frozenset[type] = frozenset()  # the same of ``_TRANSFER_QUICK`` (``_TRANSFER_OF``)
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
         for x in p.semaphores:
@@ -1134,6 +1135,46 @@ class _OpPass:
             self.start[word] = max(self.start.get(word, 0), hi)
         return True
 
+    def _transfer_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], phase: int | None) -> bool:
+        """Whether a ``ReadTiles`` or ``WriteTiles`` (``_TRANSFER_QUICK``) of whole tiles at a direct address passes
+        every rule of ``_leaf``: its engine issues it, its buffer is one the op may name (``gb``, ``_good``), its tiles
+        are in ``[1, TILES_MAX]``, its tensor is declared and not of a role it may not read or write, its address's
+        base and coefficients are 32-bit and its terms name enclosing loops, and the tensor's tiles are the buffer's
+        size. When it does, what the walk records of it (the tensors read and written, the sections naming each, the
+        buffers each tensor fills) is recorded here, as ``_leaf`` records it; False records nothing and sends it
+        through ``_leaf``, which words each violation (every data-movement program is mostly these)."""
+        cls = type(op)
+        if cls not in self.transfer_engine:
+            return False
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        addr = op.addr
+        if op.part is not None or addr.dynamic is not None or not -U32 <= addr.base <= U32 \
+                or not 1 <= op.tiles <= TILES_MAX:
+            return False
+        for t in addr.terms:
+            if t.var not in loops or not -U32 <= t.coef <= U32:
+                return False
+        name = op.tensor
+        tensor = self.tensor_of.get(name)
+        if tensor is None:
+            return False
+        reads = cls is ReadTiles
+        bid = op.into if reads else op.src  # type: ignore[union-attr]
+        if bid not in self.gb or tensor.role in (_READ_ONLY if not reads else _WRITE_ONLY):
+            return False
+        tile_bytes = self.p.target.tile_bytes
+        if tile_bytes.get(tensor.dtype) != tile_bytes.get(self.p.buffers[bid].dtype):
+            return False
+        (self.reads if reads else self.writes).add(name)
+        sections = self.tensor_sections.get(name)
+        if sections is None:
+            sections = self.tensor_sections[name] = set()
+        sections.add(self.sec)
+        if reads:
+            site = ep.site
+            self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
+        return True
+
     def _cbs(self) -> set[tuple[Site, int, int]]:
         """(site, cb, phase) of every buffer whose section exists."""
         if self._cb_at is None:
@@ -1169,7 +1210,8 @@ class _OpPass:
         in_order = list(starts) == sorted(starts)
         self.quiet = quiet = _QUIET_OF[ep.engine]
         self.sem_engine = _SEM_OF[ep.engine]
-        ng, sem_quick = self.ng, _SEM_QUICK
+        self.transfer_engine = _TRANSFER_OF[ep.engine]
+        ng, sem_quick, transfer_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
@@ -1196,6 +1238,8 @@ class _OpPass:
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
             if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
+                continue
+            if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1255,13 +1299,15 @@ class _OpPass:
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
-        quiet, gb, gs, ng, sem_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK
+        quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
             if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
+                continue
+            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1787,6 +1833,14 @@ _QUIET = _PLAIN - {ScratchAccess}
 _SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
 #: Per engine, the ``_SEM_QUICK`` classes it issues with no exception (``ISSUED_BY``).
 _SEM_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c in _SEM_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: The transfers ``_OpPass._transfer_passes`` passes over when no rule of ``_leaf`` can fail.
+_TRANSFER_QUICK = frozenset((ReadTiles, WriteTiles))
+#: Per engine, the ``_TRANSFER_QUICK`` classes it issues (``ISSUED_BY``).
+_TRANSFER_OF: dict[Engine, frozenset[type]] = {
+    e: frozenset(c for c in _TRANSFER_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: The roles of tensors a ``WriteTiles`` may not write and a ``ReadTiles`` may not read (``_leaf``'s use rules).
+_READ_ONLY = frozenset((Role.INPUT, Role.PARAM))
+_WRITE_ONLY = frozenset((Role.OUTPUT,))
 #: No loop around a top-level op: its loop indices' ranges.
 _NO_RANGES: dict[str, int] = {}
 #: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
