@@ -271,56 +271,66 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # own phase. The next phase may take the slot, but only for a word of the same initial value: the earlier word
     # is back at its initial value by then (the checker's balance obligation shows it), which is where the later one
     # must start. So a site needs, per initial value, the most words of that value in one phase.
-    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program.
-    wide: dict[Site, int] = {}
-    per_phase: dict[tuple[Site, int], int] = {}
-    per_init: dict[Site, dict[tuple[int, int], int]] = {}
+    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program. Sites keyed by
+    # coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``), each semaphore's entity
+    # worded only for a finding.
+    wide: dict[tuple[int, int], int] = {}
+    per_phase: dict[tuple[int, int, int], int] = {}
+    per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
     for s in p.semaphores:
-        e = f"semaphore {s.id} ({s.name})"
-        if not s.sites:
-            bad(e, "has no site")
-        if s.section is not None and not 0 <= s.section < len(p.sections):
-            bad(e, f"section {s.section} does not exist ({len(p.sections)} sections)")
-        for site in s.sites:
-            ph = phase(s.section)
-            if s.section is None:
-                wide[site] = wide.get(site, 0) + 1
+        sites, section = s.sites, s.section
+        if not sites:
+            bad(f"semaphore {s.id} ({s.name})", "has no site")
+        if section is not None and not 0 <= section < n_sections:
+            bad(f"semaphore {s.id} ({s.name})", f"section {section} does not exist ({n_sections} sections)")
+        ph = phase(section)
+        xys = [(site.x, site.y) for site in sites]
+        for site, xy in zip(sites, xys, strict=True):
+            if section is None:
+                wide[xy] = wide.get(xy, 0) + 1
             elif ph is not None:
-                per_phase[(site, ph)] = per_phase.get((site, ph), 0) + 1
-                counts = per_init.setdefault(site, {})
+                key3 = (*xy, ph)
+                per_phase[key3] = per_phase.get(key3, 0) + 1
+                counts = per_init.setdefault(xy, {})
                 counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
-            if not _in_mesh(p, site):
-                bad(e, f"site {site} is outside the mesh")
-        if len(set(s.sites)) != len(s.sites):
-            bad(e, "lists a site twice")
-    sites_used = set(wide) | {site for site, _ in per_phase}
-    for site in sorted(sites_used, key=lambda x: (x.y, x.x)):
-        most = max([per_phase.get((site, ph), 0) for ph in set(phases)] or [0])
-        n = wide.get(site, 0) + most
-        if n > p.target.max_semaphores:
-            bad(f"site {site}", f"{n} semaphores live at once (in one phase) exceed the target's {p.target.max_semaphores}")
+            if not (0 <= xy[0] < mesh_x and 0 <= xy[1] < mesh_y):  # _in_mesh
+                bad(f"semaphore {s.id} ({s.name})", f"site {site} is outside the mesh")
+        if len(set(xys)) != len(xys):
+            bad(f"semaphore {s.id} ({s.name})", "lists a site twice")
+    sites_used = set(wide) | {(x, y) for x, y, _ in per_phase}
+    every_phase = set(phases)
+    max_semaphores = p.target.max_semaphores
+    for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
+        most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
+        n = wide.get((x, y), 0) + most
+        if n > max_semaphores:
+            bad(f"site {Site(x, y)}", f"{n} semaphores live at once (in one phase) exceed the target's {max_semaphores}")
             continue
         by_init: dict[int, int] = {}
-        for (_ph, init), k in per_init.get(site, {}).items():
+        for (_ph, init), k in per_init.get((x, y), {}).items():
             by_init[init] = max(by_init.get(init, 0), k)
-        slots = wide.get(site, 0) + sum(by_init.values())
-        if slots > p.target.max_semaphores:
-            bad(f"site {site}", _slots_by_init(slots, p.target.max_semaphores, by_init, wide.get(site, 0)))
+        slots = wide.get((x, y), 0) + sum(by_init.values())
+        if slots > max_semaphores:
+            bad(f"site {Site(x, y)}", _slots_by_init(slots, max_semaphores, by_init, wide.get((x, y), 0)))
 
+    # Each group's destinations, listed once (``_OpPass`` reads them too); only a rectangle inside the mesh is listed
+    # (one reaching 2**32 columns out would be 2**32 sites; the rule below reports it).
+    dests: list[tuple[Site, ...]] = []
     for g in p.groups:
-        e = f"group {g.id}"
-        if not _in_mesh(p, g.sender):
-            bad(e, f"sender {g.sender} is outside the mesh")
-        if not _rect_in_mesh(p, g):
-            bad(e, f"rectangle {list(g.rect)} leaves the mesh")
-        elif not g.destinations():
+        in_mesh = _rect_in_mesh(p, g)
+        dests.append(g.destinations() if in_mesh else ())
+        if not (0 <= g.sender.x < mesh_x and 0 <= g.sender.y < mesh_y):  # _in_mesh
+            bad(f"group {g.id}", f"sender {g.sender} is outside the mesh")
+        if not in_mesh:
+            bad(f"group {g.id}", f"rectangle {list(g.rect)} leaves the mesh")
+        elif not dests[-1]:
             # dataflow_api.h:921-922 (ttnn 0.81.1): "The destination range must not be just self"; the headers do not
             # say what the NoC does then, so no program holds it
-            bad(e, "its rectangle holds no site but its non-loopback sender: a multicast's range must not be just "
-                   "the sender (dataflow_api.h:921-922)")
-        elif g.loopback and g.destinations() == (g.sender,):
-            bad(e, "a loopback multicast to the sender alone is undefined (hangs or no-ops have been seen): "
-                   "the rectangle needs another site")
+            bad(f"group {g.id}", "its rectangle holds no site but its non-loopback sender: a multicast's range must "
+                                 "not be just the sender (dataflow_api.h:921-922)")
+        elif g.loopback and dests[-1] == (g.sender,):
+            bad(f"group {g.id}", "a loopback multicast to the sender alone is undefined (hangs or no-ops have been "
+                                 "seen): the rectangle needs another site")
 
     if p.memory:
         mapped = [m.buf for m in p.memory]
@@ -354,7 +364,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
 
     for (site, eng), _n in _repeated([(ep.site, ep.engine) for ep in p.programs]):
         bad(f"program {site}.{eng.value}", "one program per (site, engine)")
-    ops = _OpPass(p)
+    ops = _OpPass(p, dests)
     for ep in p.programs:
         if not _in_mesh(p, ep.site):
             bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
@@ -1037,7 +1047,9 @@ class _OpPass:
     the 32-bit range of every semaphore value (``words``, after every program). An op's entity name is formatted
     only when it breaks a rule."""
 
-    def __init__(self, p: Program) -> None:
+    def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
+        """The walk of ``p``; ``dests``: each group's destinations (``Group.destinations``; none for a rectangle that
+        leaves the mesh)."""
         self.p = p
         self.found: list[IrViolation] = []
         self.uses: list[IrViolation] = []
@@ -1052,8 +1064,7 @@ class _OpPass:
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         # (``_cbs``: built for the first multicast that asks)
         self._cb_at: set[tuple[Site, int, int]] | None = None
-        self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
-        # the same by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
+        # each semaphore's sites by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
         self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
         # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
         # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
@@ -1074,9 +1085,7 @@ class _OpPass:
         self.writes: set[str] = set()
         self.tensor_sections: dict[str, set[int]] = {}
         self.sec = 0  # the section of the top-level op being walked
-        # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
-        # group rule reports it).
-        self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
+        self.dests = dests
         # Per word (semaphore id, site column, site row): its start and its increments (``_word_range``). Keyed by
         # coordinates, which hash in C (a ``Site`` hashes through its Python ``__hash__``, once per semaphore op).
         self.start: dict[tuple[int, int, int], int] = {}
@@ -1565,11 +1574,11 @@ class _OpPass:
             return
         if isinstance(op, (SemInc, SemSet, SemRmw, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
-            if here not in self.sem_sites[op.sem]:
+            if (here.x, here.y) not in self.sem_xy[op.sem]:
                 sem = p.semaphores[op.sem]
                 self._report(ep, at, op, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
         if isinstance(op, McastSetValid) and op.src is not None and 0 <= op.src < ns \
-                and site not in self.sem_sites[op.src]:
+                and (site.x, site.y) not in self.sem_xy[op.src]:
             self._report(ep, at, op, f"source semaphore {op.src} has no word on this engine's site {site}")
         if isinstance(op, SemWait):
             for t in op.terms:
@@ -1598,7 +1607,7 @@ class _OpPass:
                     src = p.buffers[op.dest]
                     if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self._cbs():
                         self._report(ep, at, op, f"destination {d} has no buffer with cb index {src.cb} in this phase")
-                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
+                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and (d.x, d.y) not in self.sem_xy[op.sem]:
                     self._report(ep, at, op, f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, McastSend):
             self._mcast_place(op, lambda rule: self._report(ep, at, op, rule))
