@@ -51,8 +51,10 @@ def test_the_op_dispatch_becomes_an_any_of_its_op_schemas_and_nothing_else_chang
     assert schema == S.schema()
     op = rewritten["$defs"]["op"]
     assert op["allOf"] == [{"anyOf": [b["then"] for b in schema["$defs"]["op"]["allOf"]]}]  # verbatim, in order
+    # the tag's enum left to the alternatives, each of which requires its own tag
+    assert "properties" not in op
     assert {k: v for k, v in op.items() if k != "allOf"} == {
-        k: v for k, v in schema["$defs"]["op"].items() if k != "allOf"}
+        k: v for k, v in schema["$defs"]["op"].items() if k not in ("allOf", "properties")}
     # Everything but the op dispatch is the shipped schema verbatim.
     assert {k: v for k, v in rewritten["$defs"].items() if k != "op"} == {
         k: v for k, v in schema["$defs"].items() if k != "op"}
@@ -76,8 +78,9 @@ def test_a_dispatch_is_an_any_of_only_where_the_node_and_each_branch_close_it() 
     ``if`` applies to (an object, the property required, its ``enum`` exactly the constants) and each ``then``
     refuses the other constants; any of these missing leaves the tree. Each opening comes with an instance the two
     forms would judge apart, where its node has one."""
-    closed = _closed(_branches())
-    assert S.dispatch_trees(closed)["allOf"] == [{"anyOf": [b["then"] for b in _branches()]}]
+    closed = _closed(_branches(), properties={"k": {"enum": list("abcd")}, "other": {"type": "integer"}})
+    assert S.dispatch_trees(closed) == {**closed, "allOf": [{"anyOf": [b["then"] for b in _branches()]}],
+                                        "properties": {"other": {"type": "integer"}}}
     via_ref = {"$defs": {c: {"properties": {"k": {"const": c}}, "required": ["k"]} for c in "abcd"},
                "allOf": [_closed(_branches(lambda c: {"$ref": f"#/$defs/{c}"}))]}
     assert "anyOf" in S.dispatch_trees(via_ref)["allOf"][0]["allOf"][0]
