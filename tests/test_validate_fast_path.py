@@ -215,3 +215,27 @@ def test_every_buffer_is_mapped_once(memory: tuple[int, ...], expected: list[str
     p = Program("p", WORMHOLE, buffers=buffers, sections=(SectionSpan("s"),),
                 memory=tuple(BufferAt(i, 0x10000 * (k + 1), 4096) for k, i in enumerate(memory)))
     assert [str(v) for v in validate(p) if "memory" in str(v)] == expected
+
+
+def test_the_buffers_an_op_names_are_those_op_ids_names() -> None:
+    """``_buffers_named`` (the scratch rules' reading of an op's buffer ids through ``_SHAPE``) lists what
+    ``ir.ids.op_ids`` lists as buffers, for an op of every class (operands, in-place reads, index buffers included)."""
+    from pathlib import Path
+
+    from test_schema import WRITTEN
+
+    from verispatial.ir.ids import op_ids
+    from verispatial.ir.ops import ID_BUFFER
+    from verispatial.ir.program import walk
+    from verispatial.ir.serialize import load_program
+    from verispatial.ir.validate import _buffers_named
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    programs = [p for _, p in WRITTEN] + [load_program(f) for f in sorted(examples.glob("*.json"))]
+    seen: set[type] = set()
+    for p in programs:
+        for ep in p.programs:
+            for op in walk(ep.ops):
+                assert sorted(_buffers_named(op)) == sorted(v for k, v in op_ids(op) if k == ID_BUFFER), op
+                seen.add(type(op))
+    assert seen == set(OP_TAGS)

@@ -15,7 +15,6 @@ import attrs
 
 from verispatial.errors import IrViolation, UnhandledOp
 from verispatial.ir.core import Addr, Engine, Role, SemRole, Site, Space
-from verispatial.ir.ids import op_ids
 from verispatial.ir.limits import (
     MESH_MAX,
     NAME_MAX,
@@ -864,7 +863,7 @@ def _check_scratch(p: Program, report: Report) -> None:
                 if hit in scratch:
                     report(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
-            named = {v for kind, v in op_ids(op) if kind == ID_BUFFER and v in scratch}
+            named = {v for v in _buffers_named(op) if v in scratch}
             for i in named:
                 x = scratch[i]
                 allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
@@ -885,6 +884,25 @@ def _check_scratch(p: Program, report: Report) -> None:
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
                     report(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
                                               f"x {x.page_tiles}")
+
+
+def _buffers_named(op: Op) -> list[int]:
+    """The buffer ids ``op`` names itself (not its body): the buffers of ``ir.ids.op_ids``, read through the class's
+    id fields (``_SHAPE``) rather than every attrs field of the op."""
+    ids, _pages, _tiles = _SHAPE.get(type(op)) or _shape(type(op))
+    out: list[int] = []
+    for fname, kind in ids:
+        v = getattr(op, fname)
+        if v is None:
+            continue
+        if kind == ID_OPERANDS:
+            out.extend(o.buf for o in v)
+        elif kind == ID_BUFFER:
+            out.append(v)
+    named = named_index_buffer(op)
+    if named is not None:
+        out.append(named)
+    return out
 
 
 def _scratch_access_rule(p: Program, scratch: dict[int, Buffer], ep: EngineProgram, op: ScratchAccess,
