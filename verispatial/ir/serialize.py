@@ -457,7 +457,7 @@ def _compiled(text: str, schema_doc: dict[str, Any]) -> Any:
 _DISPATCH_MIN = 4
 
 
-def dispatch_trees(schema_doc: Any) -> Any:
+def dispatch_trees(schema_doc: Any, any_of: bool = True) -> Any:
     """``schema_doc`` with every discriminated ``allOf`` — conditionals ``{"if": {..., "properties": {K: {"const":
     V}}, ...}, "then": T}``, one per value ``V`` of one property ``K``, no ``else`` — rewritten for the compiled
     validator (a new document; ``schema_doc`` is not changed): as an ``anyOf`` of the ``T``s where that accepts the
@@ -471,23 +471,27 @@ def dispatch_trees(schema_doc: Any) -> Any:
     The tree accepts exactly what the original accepts: an instance meeting the ``if`` of the conditional for ``V``
     has ``K == V``, so every inner node sends it towards that leaf, which applies ``T``; every other leaf it may reach
     has an ``if`` it fails, so holds vacuously. Only the compiled validator reads the rewritten form; the reference
-    validator that words a message keeps the shipped schema, so messages are unchanged."""
+    validator that words a message keeps the shipped schema, so messages are unchanged.
+
+    The ``anyOf`` reports an op in error as one error at the op, where the shipped conditionals report each field
+    (the instance paths ``_check`` cuts a document by, as the reference validator would): ``any_of`` False gives the
+    trees alone, whose errors lie where the shipped schema's do (``_path_faithful``: for a document found invalid)."""
     defs = schema_doc.get("$defs") if isinstance(schema_doc, dict) else None
-    return _dispatch(schema_doc, defs if isinstance(defs, dict) else {})
+    return _dispatch(schema_doc, defs if isinstance(defs, dict) else {}, any_of)
 
 
-def _dispatch(schema_doc: Any, defs: dict[str, Any]) -> Any:
+def _dispatch(schema_doc: Any, defs: dict[str, Any], any_of: bool) -> Any:
     """``dispatch_trees`` of a part of a document whose ``$defs`` are ``defs``."""
     if isinstance(schema_doc, list):
-        return [_dispatch(x, defs) for x in schema_doc]
+        return [_dispatch(x, defs, any_of) for x in schema_doc]
     if not isinstance(schema_doc, dict):
         return schema_doc
-    out = {k: _dispatch(v, defs) for k, v in schema_doc.items()}
+    out = {k: _dispatch(v, defs, any_of) for k, v in schema_doc.items()}
     branches = out.get("allOf")
     key = _discriminator(branches) if isinstance(branches, list) and len(branches) >= _DISPATCH_MIN else None
     if key is not None:
         assert isinstance(branches, list)
-        if _closed_dispatch(out, key, branches, defs):
+        if any_of and _closed_dispatch(out, key, branches, defs):
             out["allOf"] = [{"anyOf": [b["then"] for b in branches]}]
             # The tag's enum is implied (each then requires its constant, one of the enum's values): checked once
             # fewer per op (7.5 against 9.3 us on pipeline_small).
@@ -578,6 +582,7 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     import jsonschema
 
     reference = _reference(validator, schema_doc)
+    validator = _path_faithful(validator, schema_doc)
     where: dict[int, list[int]] = {}
     try:
         at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
@@ -607,6 +612,22 @@ def _reference(validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> Any:
         import jsonschema
 
         got = _REFERENCES[id(validator)] = (validator, jsonschema.Draft202012Validator(schema_doc()))
+    return got[1]
+
+
+#: The compiled validator whose errors lie where the shipped schema's do (``dispatch_trees(any_of=False)``) of each
+#: compiled one, by the compiled one's ``id`` (kept alive beside it).
+_PATH_FAITHFUL: dict[int, tuple[Any, Any]] = {}
+
+
+def _path_faithful(validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> Any:
+    """The compiled validator of the schema ``validator`` was compiled from with its dispatches as trees, not as
+    ``anyOf``s: its errors' instance paths are the reference validator's, which ``_cut`` relies on. Made once per
+    schema, for the first document found invalid."""
+    got = _PATH_FAITHFUL.get(id(validator))
+    if got is None or got[0] is not validator:
+        got = _PATH_FAITHFUL[id(validator)] = (validator, jsonschema_rs.validator_for(dispatch_trees(schema_doc(),
+                                                                                                   any_of=False)))
     return got[1]
 
 
