@@ -27,6 +27,7 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InPlace,
     Loop,
     McastSend,
     McastSetValid,
@@ -482,6 +483,42 @@ def _recorded(p: Program) -> tuple[object, ...]:
     ops = validate_module._validate(p)[1]
     assert ops is not None
     return ops.reads, ops.writes, ops.tensor_sections, ops.index_fills, ops.names_non_loop, len(ops.index_uses)
+
+
+def _quiet_edits(p: Program, op: Op) -> list[tuple[str, object]]:
+    """Edits of a compute step's or multicast's fields to their boundaries: operand pages and buffers, a page read in
+    place, tiles; a multicast's landing buffer and a valid-multicast's source word (ids that may be None), groups."""
+    buffers = (*range(len(p.buffers)), 99)
+    if isinstance(op, Compute):
+        first = op.ins[0] if op.ins else Operand(0, 1)
+        return [*[("ins", (attrs.evolve(first, pages=n), *op.ins[1:])) for n in (0, 1, PAGES_MAX, PAGES_MAX + 1)],
+                *[("ins", (attrs.evolve(first, buf=b), *op.ins[1:])) for b in buffers], ("ins", ()),
+                *[("in_place", (InPlace(first.buf, page, terms),)) for page, terms in (
+                    (0, ()), (-1, ()), (PAGES_MAX + 1, ()), (0, (Term("zz", 1),)), (0, (Term("k", PAGES_MAX + 1),)))],
+                *[("tiles", n) for n in (0, 1, TILES_MAX + 1)]]
+    if isinstance(op, McastSend):
+        return [*[("dst", b) for b in (None, *buffers)], *[("buf", b) for b in buffers],
+                *[("group", g) for g in (0, 1, 9)], ("pages", 0), ("pages", PAGES_MAX + 1)]
+    assert isinstance(op, McastSetValid)
+    return [*[("src", x) for x in (None, 0, 1, 2, 9)], *[("sem", x) for x in (0, 1, 9)],
+            *[("group", g) for g in (0, 1, 9)]]
+
+
+@pytest.mark.parametrize("example", ["pipeline_small.json", "forwarder.json", "vendor_receiver.json", "mcast_pair.json"])
+def test_every_compute_and_multicast_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """A compute step passed over as quiet (``_compute_quiet``) and a multicast whose optional ids are None (``_quick``)
+    are reported, in order, as the generic rules alone report them, with each field edited to a boundary."""
+    p = load_program(EXAMPLES / example)
+    edits = 0
+    for ep in p.programs:
+        for path, op in _leaves(ep.ops):
+            if not isinstance(op, (Compute, McastSend, McastSetValid)):
+                continue
+            for name, value in _quiet_edits(p, op):
+                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
+                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
+                edits += 1
+    assert edits > 10
 
 
 def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:

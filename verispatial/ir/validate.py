@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import typing
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -361,8 +362,9 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     if scratch_at is None:
         _check_scratch(p, bad)
 
-    for (site, eng), _n in _repeated([(ep.site, ep.engine) for ep in p.programs]):
-        bad(f"program {site}.{eng.value}", "one program per (site, engine)")
+    # keyed by coordinates and the engine's text (a Site and an Enum hash through Python code)
+    for (x, y, eng), _n in _repeated([(ep.site.x, ep.site.y, ep.engine._value_) for ep in p.programs]):
+        bad(f"program {Site(x, y)}.{eng}", "one program per (site, engine)")
     ops = _OpPass(p, dests)
     for ep in p.programs:
         if not _in_mesh(p, ep.site):
@@ -1081,7 +1083,7 @@ class _OpPass:
         self.phases = p.phase_of_section()
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         # (``_cbs``: built for the first multicast that asks)
-        self._cb_at: set[tuple[Site, int, int]] | None = None
+        self._cb_at: set[tuple[int, int, int, int]] | None = None
         # each semaphore's sites by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
         self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
         # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
@@ -1116,6 +1118,7 @@ class _OpPass:
         self.quiet: dict[type, Quick] = {}
         self.sem_engine: frozenset[type] = frozenset()  # the ``_SEM_QUICK`` classes its engine issues (``_SEM_OF``)
         self.transfer_engine: frozenset[type] = frozenset()  # the same of ``_TRANSFER_QUICK`` (``_TRANSFER_OF``)
+        self.issues: frozenset[type] = frozenset()  # the op classes its engine issues (``_ISSUES_OF``)
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
         for x in p.semaphores:
@@ -1202,11 +1205,13 @@ class _OpPass:
             self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
         return True
 
-    def _cbs(self) -> set[tuple[Site, int, int]]:
-        """(site, cb, phase) of every buffer whose section exists."""
+    def _cbs(self) -> set[tuple[int, int, int, int]]:
+        """(site column, site row, cb, phase) of every buffer whose section exists (coordinates: a tuple of ints hashes
+        in C, a ``Site`` through its Python ``__hash__``)."""
         if self._cb_at is None:
             ph = self.phases
-            self._cb_at = {(b.site, b.cb, ph[b.section]) for b in self.p.buffers if 0 <= b.section < len(ph)}
+            self._cb_at = {(b.site.x, b.site.y, b.cb, ph[b.section]) for b in self.p.buffers
+                           if 0 <= b.section < len(ph)}
         return self._cb_at
 
     def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
@@ -1235,9 +1240,11 @@ class _OpPass:
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
-        self.quiet = quiet = _QUIET_OF[ep.engine]
-        self.sem_engine = _SEM_OF[ep.engine]
-        self.transfer_engine = _TRANSFER_OF[ep.engine]
+        engine = ep.engine  # an Enum hashes through Python code: looked up once per program
+        self.quiet = quiet = _QUIET_OF[engine]
+        self.sem_engine = _SEM_OF[engine]
+        self.transfer_engine = _TRANSFER_OF[engine]
+        self.issues = _ISSUES_OF[engine]
         ng, sem_quick, transfer_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
@@ -1480,8 +1487,7 @@ class _OpPass:
         cls = type(op)
         if cls is ScratchAccess:
             self.scratch_access.append((ep, op))  # type: ignore[arg-type]
-        kinds = ISSUED_BY.get(cls)
-        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
+        if cls not in self.issues:  # the common case decided here (``_ISSUES_OF``), the rest by ``engine_rule``
             wrong_engine = engine_rule(op, ep.engine, p.semaphores)
             if wrong_engine is not None:
                 self._report(ep, at, op, wrong_engine)
@@ -1614,7 +1620,7 @@ class _OpPass:
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
             dests = self.dests[op.group]
-            if g.sender != site:
+            if g.sender.x != site.x or g.sender.y != site.y:  # by coordinates (a Site compares through Python code)
                 self._report(ep, at, op, f"group {g.id}'s sender is {g.sender}, not this engine's site {site}")
             # A num_dests other than the group's destinations is a finding, not bad input: the barrier that counts
             # the acknowledgements hangs (docs/semantics.md "Acknowledgement counts"; the deadlock family decides it).
@@ -1623,7 +1629,7 @@ class _OpPass:
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.dest < nb:
                     src = p.buffers[op.dest]
-                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self._cbs():
+                    if not 0 <= src.section < nph or (d.x, d.y, src.cb, phases[src.section]) not in self._cbs():
                         self._report(ep, at, op, f"destination {d} has no buffer with cb index {src.cb} in this phase")
                 if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and (d.x, d.y) not in self.sem_xy[op.sem]:
                     self._report(ep, at, op, f"destination {d} has no word of semaphore {op.sem}")
@@ -1828,15 +1834,20 @@ Quick = Callable[[Op, frozenset[int], frozenset[int], int], bool]
 def _quick(cls: type) -> Quick:
     """A predicate generated from ``cls``'s fields (``_SHAPE``): true when every buffer it names is among the good
     buffers (``_OpPass._good``: a buffer of the op's site and phase), every semaphore among the good semaphores (of
-    its phase), every group id below the group count, and ``pages`` and ``tiles`` in ``[1, PAGES_MAX]`` and ``[1,
-    TILES_MAX]``: exactly when the generic checks of those (``_leaf``) would report nothing. False sends the op
-    through them, which word each violation; so it may be false where they find none (an id that is None), never
-    true where they would report one."""
+    its phase; an optional one may be None), every group id below the group count, and ``pages`` and ``tiles`` in
+    ``[1, PAGES_MAX]`` and ``[1, TILES_MAX]``: exactly when the generic checks of those (``_leaf``) would report
+    nothing. False sends the op through them, which word each violation; so it may be false where they find none,
+    never true where they would report one."""
     ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
+    attrs.resolve_types(cls)
+    optional = {f.name for f in attrs.fields(cls) if type(None) in typing.get_args(f.type)}
     terms = []
     for fname, kind in ids:
         if kind in (ID_BUFFER, ID_SEMAPHORE):
-            terms.append(f"op.{fname} in {'gb' if kind == ID_BUFFER else 'gs'}")
+            test = f"op.{fname} in {'gb' if kind == ID_BUFFER else 'gs'}"
+            # an id that may be None (a multicast's dst, a valid-multicast's src): None names nothing, which the
+            # generic rules pass over (``_ids``)
+            terms.append(f"(op.{fname} is None or {test})" if fname in optional else test)
         elif kind == ID_OPERANDS:
             terms.append(f"all([o.buf in gb for o in op.{fname}])")
         elif kind == ID_GROUP:
@@ -1873,3 +1884,18 @@ _NO_RANGES: dict[str, int] = {}
 #: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
 _QUIET_OF: dict[Engine, dict[type, Quick]] = {
     e: {cls: _QUICK[cls] for cls in _QUIET if e in ISSUED_BY[cls]} for e in Engine}
+#: Per engine, the op classes it issues with no exception (``ISSUED_BY``): a class set, hashed in C.
+_ISSUES_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c, kinds in ISSUED_BY.items() if e in kinds)
+                                             for e in Engine}
+
+
+def _compute_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> bool:
+    """Whether a ``Compute`` passes every rule of ``_OpPass._leaf`` but its engine's (which ``_QUIET_OF`` holds by
+    construction): its ids and tiles (``_quick``), no page read in place and every operand's pages in ``[1,
+    PAGES_MAX]``. ``Compute`` records nothing, so the walk may pass over it."""
+    assert isinstance(op, Compute)
+    return not op.in_place and _QUICK[Compute](op, gb, gs, ng) and all([1 <= o.pages <= PAGES_MAX for o in op.ins])
+
+
+for _e in ISSUED_BY[Compute]:
+    _QUIET_OF[_e][Compute] = _compute_quiet
