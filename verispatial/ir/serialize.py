@@ -204,13 +204,23 @@ def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
         return f"_build_{tp.__name__}({v})"
     args = typing.get_args(tp)
     if typing.get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return f"tuple([{_field_code(args[0], 'x', env)} for x in {v}])"
+        return _tuple_code(_field_code(args[0], "x", env), v)
     if typing.get_origin(tp) is tuple and args and all(a is int for a in args):  # a fixed tuple of ints (a rectangle)
-        return f"tuple([int(x) for x in {v}])"
+        return f"tuple(map(int, {v}))"
     if len(args) == 2 and type(None) in args and typing.get_origin(tp) in (typing.Union, types.UnionType):
         inner = next(a for a in args if a is not type(None))
         return f"(None if {v} is None else {_field_code(inner, v, env)})"
     raise NotImplementedError(f"no structuring rule for {tp!r}")
+
+
+def _tuple_code(item: str, v: str) -> str:
+    """Python source of the tuple of ``item`` (an expression in ``x``) over the JSON array ``v``: by ``map`` where
+    ``item`` is one call of ``x`` (no comprehension frame: most arrays here hold none or a few items)."""
+    if item == "x":
+        return f"tuple({v})"
+    if item.endswith("(x)") and item[:-3].isidentifier():
+        return f"tuple(map({item[:-3]}, {v}))"
+    return f"tuple([{item} for x in {v}])"
 
 
 def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
@@ -861,15 +871,15 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
     kw: dict[str, Any] = {"name": d["name"], "target": target}
     for field, build in _entity_fields():
         if field in d:
-            kw[field] = tuple([build(x) for x in d[field]])
+            kw[field] = tuple(map(build, d[field]))  # map: no comprehension frame per (mostly short) list
     if "programs" in d:
-        kw["programs"] = tuple([_engine_program(ep) for ep in d["programs"]])
+        kw["programs"] = tuple(map(_engine_program, d["programs"]))
     return Program(**kw)
 
 
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
     return EngineProgram(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine), _ops(d["ops"]),
-                         tuple([int(x) for x in d.get("section_starts", ())]),
+                         tuple(map(int, d.get("section_starts", ()))),
                          _structure_sources(d["sources"]) if "sources" in d else ())
 
 
