@@ -1067,6 +1067,14 @@ class _OpPass:
     the 32-bit range of every semaphore value (``words``, after every program). An op's entity name is formatted
     only when it breaks a rule."""
 
+    # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
+    __slots__ = (
+        "_by_site", "_cb_at", "_goods", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
+        "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
+        "reads", "roles", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
+        "tensor_sections", "tensors", "transfer_engine", "trip_max", "trips", "uses", "words", "writes",
+    )
+
     def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
         """The walk of ``p``; ``dests``: each group's destinations (``Group.destinations``; none for a rectangle that
         leaves the mesh)."""
