@@ -239,3 +239,12 @@ def test_the_buffers_an_op_names_are_those_op_ids_names() -> None:
                 assert sorted(_buffers_named(op)) == sorted(v for k, v in op_ids(op) if k == ID_BUFFER), op
                 seen.add(type(op))
     assert seen == set(OP_TAGS)
+
+
+def test_no_control_character_is_printable() -> None:
+    """The source rule passes printable text over without its per-character test (``str.isprintable``): sound only
+    while no character of category Cc is printable, checked over every code point of this Python's Unicode."""
+    import sys
+    import unicodedata
+
+    assert not [c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(c) == "Cc" and c.isprintable()]

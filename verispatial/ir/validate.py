@@ -391,7 +391,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 if at.line > U32 or at.column > U32:
                     bad(where, f"line and column are at most {U32}")
                 for what, text in (("file", at.file), ("text", at.text)):
-                    if any(unicodedata.category(c) == "Cc" for c in text):
+                    # printable text holds no control character (Cc is never printable): one C call for the common case
+                    if not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text):
                         bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
         ops.program(ep)
         out.extend(ops.found)
@@ -1069,7 +1070,7 @@ class _OpPass:
 
     # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
     __slots__ = (
-        "_by_site", "_cb_at", "_goods", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
+        "_by_site", "_cb_at", "_good_sems", "_goods", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
         "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
         "reads", "roles", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
         "tensor_sections", "tensors", "transfer_engine", "trip_max", "trips", "uses", "words", "writes",
@@ -1128,6 +1129,7 @@ class _OpPass:
         self.transfer_engine: frozenset[type] = frozenset()  # the same of ``_TRANSFER_QUICK`` (``_TRANSFER_OF``)
         self.issues: frozenset[type] = frozenset()  # the op classes its engine issues (``_ISSUES_OF``)
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
+        self._good_sems: dict[int | None, frozenset[int]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
         for x in p.semaphores:
             if x.init > WORD_MAX:
@@ -1236,12 +1238,18 @@ class _OpPass:
             self._by_site = {}
             for i, b in enumerate(p.buffers):
                 self._by_site.setdefault((b.site.x, b.site.y), []).append(i)
-
-        def other_phase(sec: int | None) -> bool:  # ``_leaf``'s phase rule
-            return phase is not None and sec is not None and 0 <= sec < nph and phases[sec] != phase
-
-        gb = frozenset(i for i in self._by_site.get((site.x, site.y), ()) if not other_phase(p.buffers[i].section))
-        gs = frozenset(i for i, x in enumerate(p.semaphores) if not other_phase(x.section))
+        # ``_leaf``'s phase rule: a section that exists and is of another phase (none with no phase)
+        ours = self._by_site.get((site.x, site.y), ())
+        if phase is None:
+            gb = frozenset(ours)
+        else:
+            buffers = p.buffers
+            gb = frozenset([i for i in ours if not 0 <= (sec := buffers[i].section) < nph or phases[sec] == phase])
+        gs = self._good_sems.get(phase)  # the same for every site: once per phase
+        if gs is None:
+            gs = self._good_sems[phase] = frozenset(
+                [i for i, x in enumerate(p.semaphores) if phase is None or x.section is None
+                 or not 0 <= x.section < nph or phases[x.section] == phase])
         self._goods[key] = got = (gb, gs)
         return got
 
