@@ -854,33 +854,51 @@ def _builders() -> dict[type, Callable[[dict[str, Any]], Any]]:
 
 
 @functools.cache
-def _entity_fields() -> tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...]:
-    """A program object's entity lists with each one's constructor (``_builders``), in ``Program``'s field order."""
+def _program_plan() -> tuple[tuple[str, Callable[[dict[str, Any]], Any], Any], ...]:
+    """Each field of ``Program`` after its name and target, in field order: its key, the constructor of one item of
+    its list (``_builders``; ``_engine_program`` for the programs) and its default (a document may leave it out)."""
     from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Trip
 
     b = _builders()
-    return tuple((field, b[cls]) for field, cls in (
-        ("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group), ("trips", Trip),
-        ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)))
+    item = {"tensors": b[Tensor], "buffers": b[Buffer], "semaphores": b[Semaphore], "groups": b[Group],
+            "trips": b[Trip], "sections": b[SectionSpan], "memory": b[BufferAt], "resident": b[Resident],
+            "programs": _engine_program}
+    fields = attrs.fields(Program)
+    assert [f.name for f in fields[:2]] == ["name", "target"]
+    assert {f.name for f in fields[2:]} == set(item)
+    assert not any(isinstance(f.default, attrs.Factory) for f in fields[2:])  # type: ignore[arg-type]  # one shared
+    return tuple((f.name, item[f.name], f.default) for f in fields[2:])
 
 
 def _fast_program(d: dict[str, Any], target: Target) -> Program:
     """The ``Program`` (on ``target``) of a program object the schema accepted, built field by field with the
     generated constructors (``_builder``) rather than cattrs' generic dispatch: what ``_conv.structure`` builds, about
     twice as fast (loading stays within 5x ``json.loads``, benchmarks/bench_load.py)."""
-    kw: dict[str, Any] = {"name": d["name"], "target": target}
-    for field, build in _entity_fields():
-        if field in d:
-            kw[field] = tuple(map(build, d[field]))  # map: no comprehension frame per (mostly short) list
-    if "programs" in d:
-        kw["programs"] = tuple(map(_engine_program, d["programs"]))
-    return Program(**kw)
+    # map: no comprehension frame per (mostly short) list
+    return _MAKE_PROGRAM(d["name"], target, *[tuple(map(build, d[key])) if key in d else default
+                                               for key, build, default in _program_plan()])
 
 
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
-    return EngineProgram(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine), _ops(d["ops"]),
-                         tuple(map(int, d.get("section_starts", ()))),
-                         _structure_sources(d["sources"]) if "sources" in d else ())
+    return _MAKE_ENGINE_PROGRAM(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine),
+                                _ops(d["ops"]), tuple(map(int, d.get("section_starts", ()))),
+                                _structure_sources(d["sources"]) if "sources" in d else ())
+
+
+def _positional(cls: type) -> Callable[..., Any]:
+    """A constructor of ``cls`` taking every field in order, built through its slots when its ``__init__`` only
+    stores its arguments (``_stores_only``, as ``_builder`` builds), else ``cls`` itself: the same object."""
+    if not _stores_only(cls):
+        return cls
+    names = [f.name for f in attrs.fields(cls)]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **{f"_set_{n}": cls.__dict__[n].__set__ for n in names}}
+    exec(f"def make({', '.join(names)}):\n    o = _new(_cls)\n"  # generated from the class's own fields
+         + "".join(f"    _set_{n}(o, {n})\n" for n in names) + "    return o\n", env)
+    return env["make"]  # type: ignore[no-any-return]
+
+
+_MAKE_PROGRAM = _positional(Program)
+_MAKE_ENGINE_PROGRAM = _positional(EngineProgram)
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:
