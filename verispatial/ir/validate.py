@@ -227,7 +227,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # A finding names a buffer by its name and site (``c_0@(0,0)``): two alike would make it name either.
     named_at: set[tuple[str, int, int, int | None]] = set()
     mesh_x, mesh_y = p.target.mesh[0], p.target.mesh[1]
-    tile_bytes, max_cbs, n_sections = p.target.tile_bytes, p.target.max_cbs, len(p.sections)
+    tile_bytes, max_cbs, n_sections, n_phases = p.target.tile_bytes, p.target.max_cbs, len(p.sections), len(phases)
     for b in p.buffers:
         site, section = b.site, b.section
         key = (b.name, site.x, site.y, section)
@@ -248,7 +248,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         if not 0 <= b.cb < max_cbs:
             bad(_buffer_name(b), f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
-        cb_key = (site.x, site.y, phase(section), b.cb)
+        cb_key = (site.x, site.y, phases[section] if 0 <= section < n_phases else None, b.cb)  # phase(section)
         if cb_key in seen_cb:
             bad(_buffer_name(b), f"cb index {b.cb} is used twice on site {site} in one phase")
         seen_cb.add(cb_key)
@@ -341,15 +341,17 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
             for b in p.buffers:
                 if idx[b.id] != 1:
                     bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
+        buffers, nb = p.buffers, len(p.buffers)
         for m in p.memory:
-            if not 0 <= m.buf < len(p.buffers):
+            if not 0 <= m.buf < nb:
                 bad(f"memory entry for buffer {m.buf}", "no such buffer")
                 continue
-            b = p.buffers[m.buf]
-            if too_large(m.offset, U32):
+            b = buffers[m.buf]
+            if not -U32 <= m.offset <= U32:  # too_large
                 bad(f"buffer {b.id} ({b.name})", f"memory offset {clip(str(m.offset))} is too large for the model "
                                                  f"(local addresses are 32-bit: at most {U32})")
-            if b.dtype in p.target.tile_bytes and m.size != p.buffer_bytes(b):
+            per_tile = tile_bytes.get(b.dtype)
+            if per_tile is not None and m.size != b.capacity * b.page_tiles * per_tile:  # Program.buffer_bytes
                 bad(f"buffer {b.id} ({b.name})",
                     f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
 
