@@ -278,15 +278,15 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     per_phase: dict[tuple[int, int, int], int] = {}
     per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
     for s in p.semaphores:
-        sites, section = s.sites, s.section
+        sites, sem_section = s.sites, s.section
         if not sites:
             bad(f"semaphore {s.id} ({s.name})", "has no site")
-        if section is not None and not 0 <= section < n_sections:
-            bad(f"semaphore {s.id} ({s.name})", f"section {section} does not exist ({n_sections} sections)")
-        ph = phase(section)
+        if sem_section is not None and not 0 <= sem_section < n_sections:
+            bad(f"semaphore {s.id} ({s.name})", f"section {sem_section} does not exist ({n_sections} sections)")
+        ph = phase(sem_section)
         xys = [(site.x, site.y) for site in sites]
         for site, xy in zip(sites, xys, strict=True):
-            if section is None:
+            if sem_section is None:
                 wide[xy] = wide.get(xy, 0) + 1
             elif ph is not None:
                 key3 = (*xy, ph)
@@ -1150,7 +1150,7 @@ class _OpPass:
         ``_word_range`` counts it; False changes nothing and sends it through ``_leaf`` and ``_word_range``, which
         word each violation (a composed program's rendezvous is a run of these ops)."""
         cls = type(op)
-        if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[attr-defined]
+        if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[union-attr]
             return False
         if cls is SemInc:
             assert isinstance(op, SemInc)
