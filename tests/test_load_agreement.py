@@ -16,10 +16,11 @@ from typing import Any
 import jsonschema_rs
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_loader import _paths
+from test_validate_rules import fast_paths_off
 
 from verispatial.errors import InvalidProgram, ParseError
-from verispatial.ir import Engine, serialize
-from verispatial.ir import validate as validate_module
+from verispatial.ir import serialize
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 #: Small examples of every kind of op and entity: multicast, semaphores, scratch, sources, sections, indirect addresses.
@@ -32,18 +33,13 @@ DOCUMENTS = [json.loads((EXAMPLES / f"{name}.json").read_text()) for name in (
 def plain_path() -> Iterator[None]:
     """``loads_document`` with the shipped schema compiled as it is and every fast path of ``validate`` off."""
     shipped = jsonschema_rs.validator_for(serialize.schema())
-    v = validate_module
-    saved = (serialize._program_validator, v._QUICK, v._QUIET, v._QUIET_OF, v._SEM_QUICK, v._TRANSFER_QUICK)
+    saved = serialize._program_validator
     serialize._program_validator = lambda: shipped  # type: ignore[assignment]
-    v._QUICK = {cls: (lambda *_: False) for cls in saved[1]}
-    v._QUIET = frozenset()
-    v._QUIET_OF = {e: {} for e in Engine}
-    v._SEM_QUICK = frozenset()
-    v._TRANSFER_QUICK = frozenset()
     try:
-        yield
+        with fast_paths_off():
+            yield
     finally:
-        serialize._program_validator, v._QUICK, v._QUIET, v._QUIET_OF, v._SEM_QUICK, v._TRANSFER_QUICK = saved
+        serialize._program_validator = saved  # type: ignore[assignment]
 
 
 def outcome(text: bytes) -> tuple[str, Any]:
@@ -55,17 +51,6 @@ def outcome(text: bytes) -> tuple[str, Any]:
         return "InvalidProgram", [str(v) for v in e.violations]
     except ParseError as e:
         return "ParseError", str(e)
-
-
-def _paths(x: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [at]
-    if isinstance(x, dict):
-        for k, v in x.items():
-            out += _paths(v, (*at, k))
-    elif isinstance(x, list):
-        for i, v in enumerate(x):
-            out += _paths(v, (*at, i))
-    return out
 
 
 #: Values an edit puts in: the boundaries of ids, counts and 32-bit words, names a document uses and does not, sites,

@@ -4,6 +4,7 @@ program, the op's own rules in program order, then its uses of phases and tensor
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -347,7 +348,8 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
     return [(v.entity, v.rule, v.engine, v.path) for v in validate(p)]
 
 
-def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
+@contextlib.contextmanager
+def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
     no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``): every leaf through the generic
     id, page and tile rules."""
@@ -359,10 +361,35 @@ def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
     validate_module._SEM_QUICK = frozenset()
     validate_module._TRANSFER_QUICK = frozenset()
     try:
-        return found(p)
+        yield
     finally:
         (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
          validate_module._TRANSFER_QUICK) = saved
+
+
+def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
+    """``found`` of ``p`` with the fast paths off (``fast_paths_off``)."""
+    with fast_paths_off():
+        return found(p)
+
+
+def _edits_agree(p: Program, classes: tuple[type, ...], edits: Callable[[Program, Op], list[tuple[str, object]]],
+                 recorded: bool = False) -> int:
+    """Each op of ``classes`` in ``p`` (top-level and in loops) with each of its ``edits`` (field, value) applied is
+    reported, in order, as the generic rules alone report it (``recorded``: and the walk records the same,
+    ``_recorded``); returns the number of edits."""
+    n = 0
+    for ep in p.programs:
+        for path, op in _leaves(ep.ops):
+            if not isinstance(op, classes):
+                continue
+            for name, value in edits(p, op):
+                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
+                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
+                if recorded:
+                    assert _recorded(q) == _generic_only(q, _recorded), (ep.key, path, name, value)
+                n += 1
+    return n
 
 
 @functools.cache
@@ -426,19 +453,10 @@ def test_every_semaphore_op_edit_is_found_as_the_generic_rules_find_it(example: 
     ``_word_range`` can fail: each of the example's such ops (top-level and in loops) with each of its values, terms,
     sites and ids edited to a boundary (negative, the word's maximum and one past it, a term over no loop or driving
     the value below 0) is reported, in order, as the generic rules alone report it."""
-    p = load_program(EXAMPLES / example)
-    edits = 0
-    for ep in p.programs:
-        for path, op in _leaves(ep.ops):
-            if not isinstance(op, (SemInc, SemWait, SemSet)):
-                continue
-            for name, value in _SEM_EDITS:
-                if name not in {f.name for f in attrs.fields(type(op))}:
-                    continue
-                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
-                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
-                edits += 1
-    assert edits > 100
+    def edits(_p: Program, op: Op) -> list[tuple[str, object]]:
+        return [(name, value) for name, value in _SEM_EDITS if name in {f.name for f in attrs.fields(type(op))}]
+
+    assert _edits_agree(load_program(EXAMPLES / example), (SemInc, SemWait, SemSet), edits) > 100
 
 
 def _transfer_edits(p: Program, op: ReadTiles | WriteTiles) -> list[tuple[str, object]]:
@@ -464,17 +482,7 @@ def test_every_transfer_edit_is_found_as_the_generic_rules_find_it(example: str)
     # tensors of another tile size than every buffer's (bf16), of each role a transfer may name
     p = attrs.evolve(p, tensors=(*p.tensors, *(Tensor(f"f{r.value}", (32, 32), "fp32", r) for r in Role)))
     assert validate(p) == []
-    edits = 0
-    for ep in p.programs:
-        for path, op in _leaves(ep.ops):
-            if not isinstance(op, (ReadTiles, WriteTiles)):
-                continue
-            for name, value in _transfer_edits(p, op):
-                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
-                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
-                assert _recorded(q) == _generic_only(q, _recorded), (ep.key, path, name, value)
-                edits += 1
-    assert edits > 20
+    assert _edits_agree(p, (ReadTiles, WriteTiles), _transfer_edits, recorded=True) > 20  # type: ignore[arg-type]
 
 
 def _recorded(p: Program) -> tuple[object, ...]:
@@ -508,17 +516,7 @@ def _quiet_edits(p: Program, op: Op) -> list[tuple[str, object]]:
 def test_every_compute_and_multicast_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
     """A compute step passed over as quiet (``_compute_quiet``) and a multicast whose optional ids are None (``_quick``)
     are reported, in order, as the generic rules alone report them, with each field edited to a boundary."""
-    p = load_program(EXAMPLES / example)
-    edits = 0
-    for ep in p.programs:
-        for path, op in _leaves(ep.ops):
-            if not isinstance(op, (Compute, McastSend, McastSetValid)):
-                continue
-            for name, value in _quiet_edits(p, op):
-                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
-                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
-                edits += 1
-    assert edits > 10
+    assert _edits_agree(load_program(EXAMPLES / example), (Compute, McastSend, McastSetValid), _quiet_edits) > 10
 
 
 def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
