@@ -248,3 +248,17 @@ def test_no_control_character_is_printable() -> None:
     import unicodedata
 
     assert not [c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(c) == "Cc" and c.isprintable()]
+
+
+@pytest.mark.parametrize(("wide", "sectioned"), [(16, 0), (17, 0), (16, 1), (15, 1), (0, 17)])
+def test_semaphore_slots_on_a_site_of_program_wide_words_only_and_of_sections(wide: int, sectioned: int) -> None:
+    """A site whose words are all program-wide takes the slot rule's short way (its count is the words); with a
+    section's word too, the per-phase count. Either way past the target's slots is the one message, with the count."""
+    site = Site(0, 0)
+    cap = WORMHOLE.max_semaphores
+    sems = tuple(Semaphore(i, f"s{i}", (site,), 0, SemRole.COUNTER, None if i < wide else 0)
+                 for i in range(wide + sectioned))
+    p = Program("slots", WORMHOLE, semaphores=sems, sections=(SectionSpan("main"),))
+    n = wide + sectioned
+    expected = [] if n <= cap else [f"site (0,0): {n} semaphores live at once (in one phase) exceed the target's {cap}"]
+    assert [str(v) for v in validate(p)] == expected

@@ -301,6 +301,11 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     every_phase = set(phases)
     max_semaphores = p.target.max_semaphores
     for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
+        if (x, y) not in per_init:  # program-wide words only (per_phase and per_init hold the same sites): one rule
+            if wide[(x, y)] > max_semaphores:
+                bad(f"site {Site(x, y)}", f"{wide[(x, y)]} semaphores live at once (in one phase) exceed the target's "
+                                          f"{max_semaphores}")
+            continue
         most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
         n = wide.get((x, y), 0) + most
         if n > max_semaphores:
@@ -360,7 +365,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # With no scratch buffer the scratch rules come down to "a scratch_access names a scratch buffer", decided below
     # from the scratch_access ops the op pass meets (its walk, not one of their own: 1.2 of validate's 15 ms on the
     # 16-layer decode step) and put here, in their place among the violations.
-    scratch_at = len(out) if not any(b.scratch for b in p.buffers) else None
+    scratch_at = len(out) if not any([b.scratch for b in p.buffers]) else None
     if scratch_at is None:
         _check_scratch(p, bad)
 
