@@ -528,3 +528,23 @@ def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
                                  Tensor("C", (64, 64), "bf16", Role.INPUT)))
     rule = f"shape {list(big)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
     assert [(v.entity, v.rule) for v in validate(p)] == [("tensor A", rule), ("tensor B", rule)]
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_scratch_buffer_as_an_index_buffer_is_reported_before_the_ops_that_misuse_scratch(named: bool) -> None:
+    """The scratch rules report a scratch buffer that an indirect address derives as its index buffer (the address
+    names none, and a read of its index tensor fills the scratch buffer) before the ops that misuse a scratch buffer,
+    whichever program comes first; an address that names its buffer derives none (its buffer is checked as named)."""
+    p = load_program(EXAMPLES / "scratch_slices.json")
+    reader = p.programs[0]
+    assert p.buffers[0].scratch
+    assert reader.engine is Engine.READER
+    misuse = EngineProgram(B, Engine.WRITER, (Reserve(0, 1), Push(0, 1)))  # scratch buffer 0 as a ring, first
+    fill = ReadTiles("X", Addr(0), 1, 0)  # X's tiles into scratch buffer 0: X is an index tensor there
+    gather = ReadTiles("X", Addr(0, (), Dynamic("X", 0, 2, buf=0 if named else None)), 1, 0)
+    q = attrs.evolve(p, programs=(misuse, attrs.evolve(reader, ops=(*reader.ops, fill, gather)), *p.programs[1:]))
+    found = [v.rule for v in validate(q) if "scratch" in v.rule]
+    index = "a scratch buffer is no index buffer: an indirect address reads its index from a waited page"
+    assert (found[0] == index) is not named
+    assert index not in found[1:]
+    assert found[1 - named].startswith("names scratch buffer 0 (src): a scratch buffer is not a circular buffer")

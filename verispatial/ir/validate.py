@@ -843,17 +843,22 @@ def _check_scratch(p: Program, report: Report) -> None:
     phases = p.phase_of_section()
     ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
     at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
-    for i in sorted(set(p.index_buffers().values()) & set(scratch) if scratch else ()):
-        report(_buffer_name(scratch[i]), "a scratch buffer is no index buffer: an indirect address reads its index "
-                                         "from a waited page")
+    # The index-buffer rule's findings come first; whether any indirect address names no buffer (the only kind whose
+    # buffer is derived, ``Program.index_buffers``: a walk of its own) is seen on the walk below, whose findings wait.
+    ops_found: list[tuple[str, str]] = []
+    by_op: Report = lambda entity, rule: ops_found.append((entity, rule))  # noqa: E731
+    derived = False
     owner: dict[int, str] = {}
     for ep in p.programs:
         key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
+            addr = getattr(op, "addr", None)  # as ``Program.index_candidates`` reads every op
+            if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
+                derived = True
             if type(op) not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
             if isinstance(op, ScratchAccess):
-                _scratch_access_rule(p, scratch, ep, op, report)
+                _scratch_access_rule(p, scratch, ep, op, by_op)
             if not scratch:
                 # Every rule below is about a buffer of ``scratch``: with none, only the one above can break. (The
                 # op's name is worded only for a report: formatting it per op was most of validate's time on the
@@ -865,13 +870,13 @@ def _check_scratch(p: Program, report: Report) -> None:
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
                     if hit is not None:
-                        report(_op_where(ep, op), f"lands in scratch buffer {hit} on {d}: a remote write into scratch "
+                        by_op(_op_where(ep, op), f"lands in scratch buffer {hit} on {d}: a remote write into scratch "
                                                   "bytes is not said yet (only its own engine's NoC reads fill a "
                                                   "scratch buffer)")
             if isinstance(op, RemoteRead):
                 hit = p.remote_buffer(op.buf, op.at)
                 if hit in scratch:
-                    report(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
+                    by_op(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
             named = {v for v in _buffers_named(op) if v in scratch}
             for i in named:
@@ -880,20 +885,25 @@ def _check_scratch(p: Program, report: Report) -> None:
                     or (isinstance(op, WriteTiles) and op.src == i and named_index_buffer(op) != i) \
                     or isinstance(op, ScratchAccess)
                 if not allowed:
-                    report(_op_where(ep, op), f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular "
+                    by_op(_op_where(ep, op), f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular "
                                               "buffer; only read_tiles into it, write_tiles from it and scratch_access "
                                               "use it")
                     continue
                 if ep.site != x.site:
-                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
+                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
                                               f"{ep.site}")
                 first = owner.setdefault(i, key)
                 if first != key:
-                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
+                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
                                               "scratch buffer is private to one engine")
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
-                    report(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
+                    by_op(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
                                               f"x {x.page_tiles}")
+    for i in sorted(set(p.index_buffers().values()) & set(scratch) if scratch and derived else ()):
+        report(_buffer_name(scratch[i]), "a scratch buffer is no index buffer: an indirect address reads its index "
+                                         "from a waited page")
+    for entity, rule in ops_found:
+        report(entity, rule)
 
 
 def _buffers_named(op: Op) -> list[int]:
