@@ -78,7 +78,7 @@ def load_ratio(path: Path, repeat: int) -> tuple[float, float]:
 
 def schema_side_by_side(path: Path, repeat: int) -> tuple[float, float]:
     """(ms, ms): the compiled validator (jsonschema-rs) on the shipped program schema against on the form it is
-    compiled in (``serialize.dispatch_trees``: the op dispatch as a tree), on the parsed ``path``, best of ``repeat``."""
+    compiled in (``serialize.dispatch_trees``: the op dispatch as an ``anyOf``), on the parsed ``path``, best of ``repeat``."""
     import jsonschema_rs
 
     from verispatial.ir.serialize import dispatch_trees, parse_json, schema

@@ -222,3 +222,31 @@ def test_a_load_that_fails_turns_the_collector_on_again() -> None:
     with pytest.raises(ParseError):
         loads_document(b'{"format": "verispatial.program", "version": 2, "name": 1}')
     assert (gc.isenabled(), gc.get_freeze_count()) == (True, 0)
+
+
+def test_programs_are_built_as_their_init_builds_them() -> None:
+    """``_fast_program`` builds a ``Program`` and its ``EngineProgram``s through their slots (``_positional``): the
+    very objects their ``__init__`` builds from the same fields (equal; an engine program's hash too), for every example and written
+    program, and an object whose ``__init__`` does more is built by it."""
+    from verispatial.ir.program import EngineProgram, Program
+    from verispatial.ir.serialize import _positional, _structure_program
+
+    docs = [json.loads(f.read_text()) for f in sorted(EXAMPLES.glob("*.json"))]
+    docs += [json.loads(json.dumps(program_to_dict(p))) for _, p in WRITTEN]
+    for d in docs:
+        if d.get("version") != 2:
+            continue
+        got = _structure_program(d)
+        again = Program(**{f.name: getattr(got, f.name) for f in attrs.fields(Program)})
+        assert got == again  # (a Program holds its target's dicts: it has no hash)
+        for ep in got.programs:
+            built = EngineProgram(*(getattr(ep, f.name) for f in attrs.fields(EngineProgram)))
+            assert ep == built
+            assert hash(ep) == hash(built)
+
+    @attrs.frozen
+    class Checked:
+        x: int = attrs.field(validator=attrs.validators.gt(0))
+
+    assert _positional(Checked) is Checked
+    assert _positional(Program) is not Program

@@ -215,3 +215,50 @@ def test_every_buffer_is_mapped_once(memory: tuple[int, ...], expected: list[str
     p = Program("p", WORMHOLE, buffers=buffers, sections=(SectionSpan("s"),),
                 memory=tuple(BufferAt(i, 0x10000 * (k + 1), 4096) for k, i in enumerate(memory)))
     assert [str(v) for v in validate(p) if "memory" in str(v)] == expected
+
+
+def test_the_buffers_an_op_names_are_those_op_ids_names() -> None:
+    """``_buffers_named`` (the scratch rules' reading of an op's buffer ids through ``_SHAPE``) lists what
+    ``ir.ids.op_ids`` lists as buffers, for an op of every class (operands, in-place reads, index buffers included)."""
+    from pathlib import Path
+
+    from test_schema import WRITTEN
+
+    from verispatial.ir.ids import op_ids
+    from verispatial.ir.ops import ID_BUFFER
+    from verispatial.ir.program import walk
+    from verispatial.ir.serialize import load_program
+    from verispatial.ir.validate import _buffers_named
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    programs = [p for _, p in WRITTEN] + [load_program(f) for f in sorted(examples.glob("*.json"))]
+    seen: set[type] = set()
+    for p in programs:
+        for ep in p.programs:
+            for op in walk(ep.ops):
+                assert sorted(_buffers_named(op)) == sorted(v for k, v in op_ids(op) if k == ID_BUFFER), op
+                seen.add(type(op))
+    assert seen == set(OP_TAGS)
+
+
+def test_no_control_character_is_printable() -> None:
+    """The source rule passes printable text over without its per-character test (``str.isprintable``): sound only
+    while no character of category Cc is printable, checked over every code point of this Python's Unicode."""
+    import sys
+    import unicodedata
+
+    assert not [c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(c) == "Cc" and c.isprintable()]
+
+
+@pytest.mark.parametrize(("wide", "sectioned"), [(16, 0), (17, 0), (16, 1), (15, 1), (0, 17)])
+def test_semaphore_slots_on_a_site_of_program_wide_words_only_and_of_sections(wide: int, sectioned: int) -> None:
+    """A site whose words are all program-wide takes the slot rule's short way (its count is the words); with a
+    section's word too, the per-phase count. Either way past the target's slots is the one message, with the count."""
+    site = Site(0, 0)
+    cap = WORMHOLE.max_semaphores
+    sems = tuple(Semaphore(i, f"s{i}", (site,), 0, SemRole.COUNTER, None if i < wide else 0)
+                 for i in range(wide + sectioned))
+    p = Program("slots", WORMHOLE, semaphores=sems, sections=(SectionSpan("main"),))
+    n = wide + sectioned
+    expected = [] if n <= cap else [f"site (0,0): {n} semaphores live at once (in one phase) exceed the target's {cap}"]
+    assert [str(v) for v in validate(p)] == expected

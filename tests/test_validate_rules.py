@@ -4,9 +4,11 @@ program, the op's own rules in program order, then its uses of phases and tensor
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -26,12 +28,14 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InPlace,
     Loop,
     McastSend,
     McastSetValid,
     Op,
     Operand,
     PackAcc,
+    Part,
     Pop,
     Program,
     Push,
@@ -344,18 +348,48 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
     return [(v.entity, v.rule, v.engine, v.path) for v in validate(p)]
 
 
-def _generic_only(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | None]]:
+@contextlib.contextmanager
+def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
-    no semaphore op passed over by ``_sem_passes``): every leaf through the generic id, page and tile rules."""
-    saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK)
+    no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``): every leaf through the generic
+    id, page and tile rules."""
+    saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
+             validate_module._TRANSFER_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
     validate_module._SEM_QUICK = frozenset()
+    validate_module._TRANSFER_QUICK = frozenset()
     try:
-        return _found(p)
+        yield
     finally:
-        validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK = saved
+        (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
+         validate_module._TRANSFER_QUICK) = saved
+
+
+def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
+    """``found`` of ``p`` with the fast paths off (``fast_paths_off``)."""
+    with fast_paths_off():
+        return found(p)
+
+
+def _edits_agree(p: Program, classes: tuple[type, ...], edits: Callable[[Program, Op], list[tuple[str, object]]],
+                 recorded: bool = False) -> int:
+    """Each op of ``classes`` in ``p`` (top-level and in loops) with each of its ``edits`` (field, value) applied is
+    reported, in order, as the generic rules alone report it (``recorded``: and the walk records the same,
+    ``_recorded``); returns the number of edits."""
+    n = 0
+    for ep in p.programs:
+        for path, op in _leaves(ep.ops):
+            if not isinstance(op, classes):
+                continue
+            for name, value in edits(p, op):
+                q = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
+                assert _found(q) == _generic_only(q), (ep.key, path, name, value)
+                if recorded:
+                    assert _recorded(q) == _generic_only(q, _recorded), (ep.key, path, name, value)
+                n += 1
+    return n
 
 
 @functools.cache
@@ -365,6 +399,7 @@ def _bases() -> list[Program]:
 
 
 _NUMBERS = st.integers(-1, 4) | st.sampled_from([PAGES_MAX, PAGES_MAX + 1, TILES_MAX, TILES_MAX + 1, 2**32])
+_WORDS = st.integers(-1, 4) | st.sampled_from([2**32 - 2, 2**32 - 1, 2**32])
 
 
 @settings(max_examples=150, deadline=None)
@@ -391,16 +426,97 @@ def test_the_quick_checks_never_hide_a_violation(data: st.DataObject) -> None:
         fields = [f.name for f in attrs.fields(type(op)) if f.name in ("pages", "tiles") or (
             f.metadata.get("id") in ("buffer", "semaphore", "group") and type(getattr(op, f.name)) is int) or (
             f.name == "at" and isinstance(getattr(op, f.name), Site)) or (
-            f.name == "terms" and isinstance(op, (SemWait, SemSet)))]
+            f.name == "terms" and isinstance(op, (SemWait, SemSet))) or (
+            f.name in ("value", "by") and isinstance(op, (SemInc, SemWait, SemSet)))]
         if not fields:
             continue
         name = data.draw(st.sampled_from(fields))
-        # a semaphore word's site and a wait's or set's terms too (``_sem_passes``): a site with or without the word,
-        # a term over an enclosing loop or over none
+        # a semaphore word's site, a wait's or set's terms and the values the 32-bit word rule bounds too
+        # (``_sem_passes``): a site with or without the word, a term over an enclosing loop or over none, a negative
+        # term, a value or increment at and past the word's maximum
         value = (data.draw(st.sampled_from([A, B, Site(2, 0)])) if name == "at" else
-                 data.draw(st.sampled_from([(), (K,), (Term("zz", 1),)])) if name == "terms" else data.draw(_NUMBERS))
+                 data.draw(st.sampled_from([(), (K,), (Term("k", -9),), (Term("zz", 1),)])) if name == "terms" else
+                 data.draw(_WORDS) if name in ("value", "by") else data.draw(_NUMBERS))
         p = edit(ep.key, path, attrs.evolve(op, **{name: value}))(p)
     assert _found(p) == _generic_only(p)
+
+
+_SEM_EDITS: list[tuple[str, object]] = [
+    *[("value", v) for v in (-1, 0, 2**32 - 1, 2**32)], *[("by", v) for v in (0, 2**32 - 1, 2**32)],
+    *[("terms", t) for t in ((), (K,), (Term("k", -9),), (Term("k", 2**32),), (Term("zz", 1),))],
+    *[("at", s) for s in (A, B, Site(2, 0))], *[("sem", i) for i in (0, 1, 9)]]
+
+
+@pytest.mark.parametrize("example", ["counter_release.json", "three_sections.json"])
+def test_every_semaphore_op_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_sem_passes`` counts a semaphore inc, wait or set into the 32-bit word totals only when no rule of ``_leaf`` or
+    ``_word_range`` can fail: each of the example's such ops (top-level and in loops) with each of its values, terms,
+    sites and ids edited to a boundary (negative, the word's maximum and one past it, a term over no loop or driving
+    the value below 0) is reported, in order, as the generic rules alone report it."""
+    def edits(_p: Program, op: Op) -> list[tuple[str, object]]:
+        return [(name, value) for name, value in _SEM_EDITS if name in {f.name for f in attrs.fields(type(op))}]
+
+    assert _edits_agree(load_program(EXAMPLES / example), (SemInc, SemWait, SemSet), edits) > 100
+
+
+def _transfer_edits(p: Program, op: ReadTiles | WriteTiles) -> list[tuple[str, object]]:
+    """Edits of a transfer's every field to each of its boundaries: every tensor of ``p`` (of each role) and an
+    undeclared one, addresses past 32 bits, over no loop or indirect, part pages, tile counts, every buffer of ``p``
+    (other sites, other dtypes) and one past them."""
+    k = op.addr.terms[0].var if op.addr.terms else "k"
+    return [*[("tensor", t.name) for t in p.tensors], ("tensor", "nope"),
+            *[("addr", a) for a in (Addr(-1), Addr(2**32), Addr(-(2**32)), Addr(0, (Term(k, 2**32),)),
+                                     Addr(0, (Term("zz", 1),)), Addr(0, (Term(k, 1),), Dynamic("nope", 0, 3)),
+                                     Addr(0, (), Dynamic("nope", 3, 0)))],
+            ("part", Part(0, 32)), ("part", Part(4000, 200)), *[("tiles", n) for n in (0, 1, 2, TILES_MAX + 1)],
+            *[("into" if isinstance(op, ReadTiles) else "src", b) for b in (*range(len(p.buffers)), 99)]]
+
+
+@pytest.mark.parametrize("example", ["pipeline_small.json", "three_sections.json", "kv_cache_update.json",
+                                     "peeled_k_loop.json"])
+def test_every_transfer_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_transfer_passes`` passes over a ReadTiles or WriteTiles only when no rule of ``_leaf`` can fail, recording
+    what ``_leaf`` records of it: each of the example's transfers with each field edited to a boundary is reported,
+    in order, as the generic rules alone report it."""
+    p = load_program(EXAMPLES / example)
+    # tensors of another tile size than every buffer's (bf16), of each role a transfer may name
+    p = attrs.evolve(p, tensors=(*p.tensors, *(Tensor(f"f{r.value}", (32, 32), "fp32", r) for r in Role)))
+    assert validate(p) == []
+    assert _edits_agree(p, (ReadTiles, WriteTiles), _transfer_edits, recorded=True) > 20  # type: ignore[arg-type]
+
+
+def _recorded(p: Program) -> tuple[object, ...]:
+    """What ``validate``'s op walk records of ``p``'s transfers for the rules after it (``validate_templated``'s, the
+    index buffers')."""
+    ops = validate_module._validate(p)[1]
+    assert ops is not None
+    return ops.reads, ops.writes, ops.tensor_sections, ops.index_fills, ops.names_non_loop, len(ops.index_uses)
+
+
+def _quiet_edits(p: Program, op: Op) -> list[tuple[str, object]]:
+    """Edits of a compute step's or multicast's fields to their boundaries: operand pages and buffers, a page read in
+    place, tiles; a multicast's landing buffer and a valid-multicast's source word (ids that may be None), groups."""
+    buffers = (*range(len(p.buffers)), 99)
+    if isinstance(op, Compute):
+        first = op.ins[0] if op.ins else Operand(0, 1)
+        return [*[("ins", (attrs.evolve(first, pages=n), *op.ins[1:])) for n in (0, 1, PAGES_MAX, PAGES_MAX + 1)],
+                *[("ins", (attrs.evolve(first, buf=b), *op.ins[1:])) for b in buffers], ("ins", ()),
+                *[("in_place", (InPlace(first.buf, page, terms),)) for page, terms in (
+                    (0, ()), (-1, ()), (PAGES_MAX + 1, ()), (0, (Term("zz", 1),)), (0, (Term("k", PAGES_MAX + 1),)))],
+                *[("tiles", n) for n in (0, 1, TILES_MAX + 1)]]
+    if isinstance(op, McastSend):
+        return [*[("dst", b) for b in (None, *buffers)], *[("buf", b) for b in buffers],
+                *[("group", g) for g in (0, 1, 9)], ("pages", 0), ("pages", PAGES_MAX + 1)]
+    assert isinstance(op, McastSetValid)
+    return [*[("src", x) for x in (None, 0, 1, 2, 9)], *[("sem", x) for x in (0, 1, 9)],
+            *[("group", g) for g in (0, 1, 9)]]
+
+
+@pytest.mark.parametrize("example", ["pipeline_small.json", "forwarder.json", "vendor_receiver.json", "mcast_pair.json"])
+def test_every_compute_and_multicast_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """A compute step passed over as quiet (``_compute_quiet``) and a multicast whose optional ids are None (``_quick``)
+    are reported, in order, as the generic rules alone report them, with each field edited to a boundary."""
+    assert _edits_agree(load_program(EXAMPLES / example), (Compute, McastSend, McastSetValid), _quiet_edits) > 10
 
 
 def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
@@ -412,3 +528,23 @@ def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
                                  Tensor("C", (64, 64), "bf16", Role.INPUT)))
     rule = f"shape {list(big)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
     assert [(v.entity, v.rule) for v in validate(p)] == [("tensor A", rule), ("tensor B", rule)]
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_scratch_buffer_as_an_index_buffer_is_reported_before_the_ops_that_misuse_scratch(named: bool) -> None:
+    """The scratch rules report a scratch buffer that an indirect address derives as its index buffer (the address
+    names none, and a read of its index tensor fills the scratch buffer) before the ops that misuse a scratch buffer,
+    whichever program comes first; an address that names its buffer derives none (its buffer is checked as named)."""
+    p = load_program(EXAMPLES / "scratch_slices.json")
+    reader = p.programs[0]
+    assert p.buffers[0].scratch
+    assert reader.engine is Engine.READER
+    misuse = EngineProgram(B, Engine.WRITER, (Reserve(0, 1), Push(0, 1)))  # scratch buffer 0 as a ring, first
+    fill = ReadTiles("X", Addr(0), 1, 0)  # X's tiles into scratch buffer 0: X is an index tensor there
+    gather = ReadTiles("X", Addr(0, (), Dynamic("X", 0, 2, buf=0 if named else None)), 1, 0)
+    q = attrs.evolve(p, programs=(misuse, attrs.evolve(reader, ops=(*reader.ops, fill, gather)), *p.programs[1:]))
+    found = [v.rule for v in validate(q) if "scratch" in v.rule]
+    index = "a scratch buffer is no index buffer: an indirect address reads its index from a waited page"
+    assert (found[0] == index) is not named
+    assert index not in found[1:]
+    assert found[1 - named].startswith("names scratch buffer 0 (src): a scratch buffer is not a circular buffer")

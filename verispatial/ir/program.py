@@ -185,12 +185,12 @@ class Group:
     def destinations(self) -> tuple[Site, ...]:
         """The sites written, in row-major order."""
         x0, y0, x1, y1 = self.rect
+        sx, sy, loopback = self.sender.x, self.sender.y, self.loopback
         out = []
         for y in range(min(y0, y1), max(y0, y1) + 1):
             for x in range(min(x0, x1), max(x0, x1) + 1):
-                s = Site(x, y)
-                if s != self.sender or self.loopback:
-                    out.append(s)
+                if loopback or x != sx or y != sy:  # by coordinates: a Site compares through Python code
+                    out.append(Site(x, y))
         return tuple(out)
 
 

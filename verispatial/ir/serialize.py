@@ -204,13 +204,23 @@ def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
         return f"_build_{tp.__name__}({v})"
     args = typing.get_args(tp)
     if typing.get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return f"tuple([{_field_code(args[0], 'x', env)} for x in {v}])"
+        return _tuple_code(_field_code(args[0], "x", env), v)
     if typing.get_origin(tp) is tuple and args and all(a is int for a in args):  # a fixed tuple of ints (a rectangle)
-        return f"tuple([int(x) for x in {v}])"
+        return f"tuple(map(int, {v}))"
     if len(args) == 2 and type(None) in args and typing.get_origin(tp) in (typing.Union, types.UnionType):
         inner = next(a for a in args if a is not type(None))
         return f"(None if {v} is None else {_field_code(inner, v, env)})"
     raise NotImplementedError(f"no structuring rule for {tp!r}")
+
+
+def _tuple_code(item: str, v: str) -> str:
+    """Python source of the tuple of ``item`` (an expression in ``x``) over the JSON array ``v``: by ``map`` where
+    ``item`` is one call of ``x`` (no comprehension frame: most arrays here hold none or a few items)."""
+    if item == "x":
+        return f"tuple({v})"
+    if item.endswith("(x)") and item[:-3].isidentifier():
+        return f"tuple(map({item[:-3]}, {v}))"
+    return f"tuple([{item} for x in {v}])"
 
 
 def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
@@ -457,28 +467,80 @@ def _compiled(text: str, schema_doc: dict[str, Any]) -> Any:
 _DISPATCH_MIN = 4
 
 
-def dispatch_trees(schema_doc: Any) -> Any:
+def dispatch_trees(schema_doc: Any, any_of: bool = True) -> Any:
     """``schema_doc`` with every discriminated ``allOf`` — conditionals ``{"if": {..., "properties": {K: {"const":
-    V}}, ...}, "then": T}``, one per value ``V`` of one property ``K``, no ``else`` — rewritten as a binary tree of
-    conditionals on ``K``'s ``enum`` halves whose leaves are the original conditionals, verbatim (a new document;
-    ``schema_doc`` is not changed). The compiled validator then evaluates about log2(n) + 1 conditions per op
-    instead of all n: the program schema's op dispatch (25 tags) was 11.5 of the 12.2 ms its check took on the
-    16-layer decode step (benchmarks/bench_scale.py).
+    V}}, ...}, "then": T}``, one per value ``V`` of one property ``K``, no ``else`` — rewritten for the compiled
+    validator (a new document; ``schema_doc`` is not changed): as an ``anyOf`` of the ``T``s where that accepts the
+    same (``_closed_dispatch``), else as a binary tree of conditionals on ``K``'s ``enum`` halves whose leaves are the
+    original conditionals, verbatim. The compiled validator then evaluates about log2(n) + 1 conditions per op (the
+    tree) or tries the alternatives, each refused at its own constant at once (``anyOf``, the tag's ``enum`` left to
+    them: 7.5 against 14.8 us on examples/pipeline_small.json's 23 ops, benchmarks/bench_load.py), instead of all n
+    conditions: the program schema's op dispatch (25 tags) was 11.5 of the
+    12.2 ms its check took on the 16-layer decode step (benchmarks/bench_scale.py).
 
-    Accepts exactly what the original accepts: an instance meeting the ``if`` of the conditional for ``V`` has
-    ``K == V``, so every inner node sends it towards that leaf, which applies ``T``; every other leaf it may reach
-    has an ``if`` it fails, so holds vacuously. Only the compiled validator reads the tree; the reference validator
-    that words a message keeps the shipped schema, so messages are unchanged."""
+    The tree accepts exactly what the original accepts: an instance meeting the ``if`` of the conditional for ``V``
+    has ``K == V``, so every inner node sends it towards that leaf, which applies ``T``; every other leaf it may reach
+    has an ``if`` it fails, so holds vacuously. Only the compiled validator reads the rewritten form; the reference
+    validator that words a message keeps the shipped schema, so messages are unchanged.
+
+    The ``anyOf`` reports an op in error as one error at the op, where the shipped conditionals report each field
+    (the instance paths ``_check`` cuts a document by, as the reference validator would): ``any_of`` False gives the
+    trees alone, whose errors lie where the shipped schema's do (``_path_faithful``: for a document found invalid)."""
+    defs = schema_doc.get("$defs") if isinstance(schema_doc, dict) else None
+    return _dispatch(schema_doc, defs if isinstance(defs, dict) else {}, any_of)
+
+
+def _dispatch(schema_doc: Any, defs: dict[str, Any], any_of: bool) -> Any:
+    """``dispatch_trees`` of a part of a document whose ``$defs`` are ``defs``."""
     if isinstance(schema_doc, list):
-        return [dispatch_trees(x) for x in schema_doc]
+        return [_dispatch(x, defs, any_of) for x in schema_doc]
     if not isinstance(schema_doc, dict):
         return schema_doc
-    out = {k: dispatch_trees(v) for k, v in schema_doc.items()}
+    out = {k: _dispatch(v, defs, any_of) for k, v in schema_doc.items()}
     branches = out.get("allOf")
     key = _discriminator(branches) if isinstance(branches, list) and len(branches) >= _DISPATCH_MIN else None
     if key is not None:
-        out["allOf"] = [_tree(key, branches)]  # type: ignore[arg-type]
+        assert isinstance(branches, list)
+        if any_of and _closed_dispatch(out, key, branches, defs):
+            out["allOf"] = [{"anyOf": [b["then"] for b in branches]}]
+            # The tag's enum is implied (each then requires its constant, one of the enum's values): checked once
+            # fewer per op (7.5 against 9.3 us on pipeline_small).
+            rest = {k: v for k, v in out["properties"].items() if k != key}
+            if rest:
+                out["properties"] = rest
+            else:
+                del out["properties"]
+        else:
+            out["allOf"] = [_tree(key, branches)]
     return out
+
+
+def _closed_dispatch(node: dict[str, Any], key: str, branches: list[dict[str, Any]], defs: dict[str, Any]) -> bool:
+    """Whether the discriminated ``allOf`` ``branches`` of ``node`` (on property ``key``) accepts what an ``anyOf`` of
+    their ``then``s accepts. The ``allOf`` holds vacuously where no ``if`` applies, the ``anyOf`` never: so ``node``
+    must refuse every such instance itself (it is an object that requires ``key``, whose ``enum`` is exactly the
+    constants of the ``if``s, each ``if`` testing no more than ``key``'s constant). Where one ``if``, for ``V``,
+    applies, the ``allOf`` is its ``then``; the ``anyOf`` is that ``then`` or another: so each ``then`` must refuse
+    every other value of ``key`` (its own ``key`` a constant it requires, through at most one local ``$ref``)."""
+    values = [b["if"]["properties"][key]["const"] for b in branches]
+    if not (node.get("type") == "object" and key in node.get("required", ())
+            and node.get("properties", {}).get(key) == {"enum": values}):
+        return False
+    for b, v in zip(branches, values, strict=True):
+        test = b["if"]
+        if not (set(test) <= {"type", "properties", "required"} and test.get("type", "object") == "object"
+                and test.get("required", [key]) == [key]):
+            return False
+        then = b["then"]
+        ref = then.get("$ref") if isinstance(then, dict) else None
+        if isinstance(ref, str):
+            if set(then) != {"$ref"} or not ref.startswith("#/$defs/"):
+                return False
+            then = defs.get(ref[len("#/$defs/"):])
+        if not (isinstance(then, dict) and key in then.get("required", ())
+                and then.get("properties", {}).get(key) == {"const": v}):
+            return False
+    return True
 
 
 def _discriminator(branches: list[Any]) -> str | None:
@@ -530,6 +592,7 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
     import jsonschema
 
     reference = _reference(validator, schema_doc)
+    validator = _path_faithful(validator, schema_doc)
     where: dict[int, list[int]] = {}
     try:
         at = {tuple(e.instance_path) for e in validator.iter_errors(d)}
@@ -559,6 +622,22 @@ def _reference(validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> Any:
         import jsonschema
 
         got = _REFERENCES[id(validator)] = (validator, jsonschema.Draft202012Validator(schema_doc()))
+    return got[1]
+
+
+#: The compiled validator whose errors lie where the shipped schema's do (``dispatch_trees(any_of=False)``) of each
+#: compiled one, by the compiled one's ``id`` (kept alive beside it).
+_PATH_FAITHFUL: dict[int, tuple[Any, Any]] = {}
+
+
+def _path_faithful(validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> Any:
+    """The compiled validator of the schema ``validator`` was compiled from with its dispatches as trees, not as
+    ``anyOf``s: its errors' instance paths are the reference validator's, which ``_cut`` relies on. Made once per
+    schema, for the first document found invalid."""
+    got = _PATH_FAITHFUL.get(id(validator))
+    if got is None or got[0] is not validator:
+        got = _PATH_FAITHFUL[id(validator)] = (validator, jsonschema_rs.validator_for(dispatch_trees(schema_doc(),
+                                                                                                   any_of=False)))
     return got[1]
 
 
@@ -775,33 +854,51 @@ def _builders() -> dict[type, Callable[[dict[str, Any]], Any]]:
 
 
 @functools.cache
-def _entity_fields() -> tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...]:
-    """A program object's entity lists with each one's constructor (``_builders``), in ``Program``'s field order."""
+def _program_plan() -> tuple[tuple[str, Callable[[dict[str, Any]], Any], Any], ...]:
+    """Each field of ``Program`` after its name and target, in field order: its key, the constructor of one item of
+    its list (``_builders``; ``_engine_program`` for the programs) and its default (a document may leave it out)."""
     from verispatial.ir.program import BufferAt, Group, Resident, SectionSpan, Trip
 
     b = _builders()
-    return tuple((field, b[cls]) for field, cls in (
-        ("tensors", Tensor), ("buffers", Buffer), ("semaphores", Semaphore), ("groups", Group), ("trips", Trip),
-        ("sections", SectionSpan), ("memory", BufferAt), ("resident", Resident)))
+    item = {"tensors": b[Tensor], "buffers": b[Buffer], "semaphores": b[Semaphore], "groups": b[Group],
+            "trips": b[Trip], "sections": b[SectionSpan], "memory": b[BufferAt], "resident": b[Resident],
+            "programs": _engine_program}
+    fields = attrs.fields(Program)
+    assert [f.name for f in fields[:2]] == ["name", "target"]
+    assert {f.name for f in fields[2:]} == set(item)
+    assert not any(isinstance(f.default, attrs.Factory) for f in fields[2:])  # type: ignore[arg-type]  # one shared
+    return tuple((f.name, item[f.name], f.default) for f in fields[2:])
 
 
 def _fast_program(d: dict[str, Any], target: Target) -> Program:
     """The ``Program`` (on ``target``) of a program object the schema accepted, built field by field with the
     generated constructors (``_builder``) rather than cattrs' generic dispatch: what ``_conv.structure`` builds, about
     twice as fast (loading stays within 5x ``json.loads``, benchmarks/bench_load.py)."""
-    kw: dict[str, Any] = {"name": d["name"], "target": target}
-    for field, build in _entity_fields():
-        if field in d:
-            kw[field] = tuple([build(x) for x in d[field]])
-    if "programs" in d:
-        kw["programs"] = tuple([_engine_program(ep) for ep in d["programs"]])
-    return Program(**kw)
+    # map: no comprehension frame per (mostly short) list
+    return _MAKE_PROGRAM(d["name"], target, *[tuple(map(build, d[key])) if key in d else default
+                                               for key, build, default in _program_plan()])
 
 
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
-    return EngineProgram(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine), _ops(d["ops"]),
-                         tuple([int(x) for x in d.get("section_starts", ())]),
-                         _structure_sources(d["sources"]) if "sources" in d else ())
+    return _MAKE_ENGINE_PROGRAM(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine),
+                                _ops(d["ops"]), tuple(map(int, d.get("section_starts", ()))),
+                                _structure_sources(d["sources"]) if "sources" in d else ())
+
+
+def _positional(cls: type) -> Callable[..., Any]:
+    """A constructor of ``cls`` taking every field in order, built through its slots when its ``__init__`` only
+    stores its arguments (``_stores_only``, as ``_builder`` builds), else ``cls`` itself: the same object."""
+    if not _stores_only(cls):
+        return cls
+    names = [f.name for f in attrs.fields(cls)]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls, **{f"_set_{n}": cls.__dict__[n].__set__ for n in names}}
+    exec(f"def make({', '.join(names)}):\n    o = _new(_cls)\n"  # generated from the class's own fields
+         + "".join(f"    _set_{n}(o, {n})\n" for n in names) + "    return o\n", env)
+    return env["make"]  # type: ignore[no-any-return]
+
+
+_MAKE_PROGRAM = _positional(Program)
+_MAKE_ENGINE_PROGRAM = _positional(EngineProgram)
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:

@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import typing
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -15,7 +16,6 @@ import attrs
 
 from verispatial.errors import IrViolation, UnhandledOp
 from verispatial.ir.core import Addr, Engine, Role, SemRole, Site, Space
-from verispatial.ir.ids import op_ids
 from verispatial.ir.limits import (
     MESH_MAX,
     NAME_MAX,
@@ -237,7 +237,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # A finding names a buffer by its name and site (``c_0@(0,0)``): two alike would make it name either.
     named_at: set[tuple[str, int, int, int | None]] = set()
     mesh_x, mesh_y = p.target.mesh[0], p.target.mesh[1]
-    tile_bytes, max_cbs, n_sections = p.target.tile_bytes, p.target.max_cbs, len(p.sections)
+    tile_bytes, max_cbs, n_sections, n_phases = p.target.tile_bytes, p.target.max_cbs, len(p.sections), len(phases)
     for b in p.buffers:
         site, section = b.site, b.section
         key = (b.name, site.x, site.y, section)
@@ -258,7 +258,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         if not 0 <= b.cb < max_cbs:
             bad(_buffer_name(b), f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
-        cb_key = (site.x, site.y, phase(section), b.cb)
+        cb_key = (site.x, site.y, phases[section] if 0 <= section < n_phases else None, b.cb)  # phase(section)
         if cb_key in seen_cb:
             bad(_buffer_name(b), f"cb index {b.cb} is used twice on site {site} in one phase")
         seen_cb.add(cb_key)
@@ -281,57 +281,73 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # own phase. The next phase may take the slot, but only for a word of the same initial value: the earlier word
     # is back at its initial value by then (the checker's balance obligation shows it), which is where the later one
     # must start. So a site needs, per initial value, the most words of that value in one phase.
-    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program.
-    wide: dict[Site, int] = {}
-    per_phase: dict[tuple[Site, int], int] = {}
-    per_init: dict[Site, dict[tuple[int, int], int]] = {}
+    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program. Sites keyed by
+    # coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``), each semaphore's entity
+    # worded only for a finding.
+    wide: dict[tuple[int, int], int] = {}
+    per_phase: dict[tuple[int, int, int], int] = {}
+    per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
     for s in p.semaphores:
-        e = f"semaphore {s.id} ({s.name})"
-        if not s.sites:
-            bad(e, "has no site")
-        if s.section is not None and not 0 <= s.section < len(p.sections):
-            bad(e, f"section {s.section} does not exist ({len(p.sections)} sections)")
-        for site in s.sites:
-            ph = phase(s.section)
-            if s.section is None:
-                wide[site] = wide.get(site, 0) + 1
+        sites, sem_section = s.sites, s.section
+        if not sites:
+            bad(f"semaphore {s.id} ({s.name})", "has no site")
+        if sem_section is not None and not 0 <= sem_section < n_sections:
+            bad(f"semaphore {s.id} ({s.name})", f"section {sem_section} does not exist ({n_sections} sections)")
+        ph = phase(sem_section)
+        xys = [(site.x, site.y) for site in sites]
+        for site, xy in zip(sites, xys, strict=True):
+            if sem_section is None:
+                wide[xy] = wide.get(xy, 0) + 1
             elif ph is not None:
-                per_phase[(site, ph)] = per_phase.get((site, ph), 0) + 1
-                counts = per_init.setdefault(site, {})
+                key3 = (*xy, ph)
+                per_phase[key3] = per_phase.get(key3, 0) + 1
+                counts = per_init.setdefault(xy, {})
                 counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
-            if not _in_mesh(p, site):
-                bad(e, f"site {site} is outside the mesh")
-        if len(set(s.sites)) != len(s.sites):
-            bad(e, "lists a site twice")
-    sites_used = set(wide) | {site for site, _ in per_phase}
-    for site in sorted(sites_used, key=lambda x: (x.y, x.x)):
-        most = max([per_phase.get((site, ph), 0) for ph in set(phases)] or [0])
-        n = wide.get(site, 0) + most
-        if n > p.target.max_semaphores:
-            bad(f"site {site}", f"{n} semaphores live at once (in one phase) exceed the target's {p.target.max_semaphores}")
+            if not (0 <= xy[0] < mesh_x and 0 <= xy[1] < mesh_y):  # _in_mesh
+                bad(f"semaphore {s.id} ({s.name})", f"site {site} is outside the mesh")
+        if len(set(xys)) != len(xys):
+            bad(f"semaphore {s.id} ({s.name})", "lists a site twice")
+    sites_used = set(wide) | {(x, y) for x, y, _ in per_phase}
+    every_phase = set(phases)
+    max_semaphores = p.target.max_semaphores
+    for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
+        if (x, y) not in per_init:  # program-wide words only (per_phase and per_init hold the same sites): one rule
+            if wide[(x, y)] > max_semaphores:
+                bad(f"site {Site(x, y)}", f"{wide[(x, y)]} semaphores live at once (in one phase) exceed the target's "
+                                          f"{max_semaphores}")
+            continue
+        most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
+        n = wide.get((x, y), 0) + most
+        if n > max_semaphores:
+            bad(f"site {Site(x, y)}", f"{n} semaphores live at once (in one phase) exceed the target's {max_semaphores}")
             continue
         by_init: dict[int, int] = {}
-        for (_ph, init), k in per_init.get(site, {}).items():
+        for (_ph, init), k in per_init.get((x, y), {}).items():
             by_init[init] = max(by_init.get(init, 0), k)
-        slots = wide.get(site, 0) + sum(by_init.values())
-        if slots > p.target.max_semaphores:
-            bad(f"site {site}", _slots_by_init(slots, p.target, by_init,
-                                               [s for s in p.semaphores if s.section is None and site in s.sites]))
+        slots = wide.get((x, y), 0) + sum(by_init.values())
+        if slots > max_semaphores:
+            bad(f"site {Site(x, y)}", _slots_by_init(slots, p.target, by_init,
+                                                     [s for s in p.semaphores
+                                                      if s.section is None and Site(x, y) in s.sites]))
 
+    # Each group's destinations, listed once (``_OpPass`` reads them too); only a rectangle inside the mesh is listed
+    # (one reaching 2**32 columns out would be 2**32 sites; the rule below reports it).
+    dests: list[tuple[Site, ...]] = []
     for g in p.groups:
-        e = f"group {g.id}"
-        if not _in_mesh(p, g.sender):
-            bad(e, f"sender {g.sender} is outside the mesh")
-        if not _rect_in_mesh(p, g):
-            bad(e, f"rectangle {list(g.rect)} leaves the mesh")
-        elif not g.destinations():
+        in_mesh = _rect_in_mesh(p, g)
+        dests.append(g.destinations() if in_mesh else ())
+        if not (0 <= g.sender.x < mesh_x and 0 <= g.sender.y < mesh_y):  # _in_mesh
+            bad(f"group {g.id}", f"sender {g.sender} is outside the mesh")
+        if not in_mesh:
+            bad(f"group {g.id}", f"rectangle {list(g.rect)} leaves the mesh")
+        elif not dests[-1]:
             # dataflow_api.h:921-922 (ttnn 0.81.1): "The destination range must not be just self"; the headers do not
             # say what the NoC does then, so no program holds it
-            bad(e, "its rectangle holds no site but its non-loopback sender: a multicast's range must not be just "
-                   "the sender (dataflow_api.h:921-922)")
-        elif g.loopback and g.destinations() == (g.sender,):
-            bad(e, "a loopback multicast to the sender alone is undefined (hangs or no-ops have been seen): "
-                   "the rectangle needs another site")
+            bad(f"group {g.id}", "its rectangle holds no site but its non-loopback sender: a multicast's range must "
+                                 "not be just the sender (dataflow_api.h:921-922)")
+        elif g.loopback and dests[-1] == (g.sender,):
+            bad(f"group {g.id}", "a loopback multicast to the sender alone is undefined (hangs or no-ops have been "
+                                 "seen): the rectangle needs another site")
 
     if p.memory:
         mapped = [m.buf for m in p.memory]
@@ -342,15 +358,17 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
             for b in p.buffers:
                 if idx[b.id] != 1:
                     bad(f"buffer {b.id} ({b.name})", f"appears {idx[b.id]} times in the memory map, expected once")
+        buffers, nb = p.buffers, len(p.buffers)
         for m in p.memory:
-            if not 0 <= m.buf < len(p.buffers):
+            if not 0 <= m.buf < nb:
                 bad(f"memory entry for buffer {m.buf}", "no such buffer")
                 continue
-            b = p.buffers[m.buf]
-            if too_large(m.offset, U32):
+            b = buffers[m.buf]
+            if not -U32 <= m.offset <= U32:  # too_large
                 bad(f"buffer {b.id} ({b.name})", f"memory offset {clip(str(m.offset))} is too large for the model "
                                                  f"(local addresses are 32-bit: at most {U32})")
-            if b.dtype in p.target.tile_bytes and m.size != p.buffer_bytes(b):
+            per_tile = tile_bytes.get(b.dtype)
+            if per_tile is not None and m.size != b.capacity * b.page_tiles * per_tile:  # Program.buffer_bytes
                 bad(f"buffer {b.id} ({b.name})",
                     f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
 
@@ -359,13 +377,14 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # With no scratch buffer the scratch rules come down to "a scratch_access names a scratch buffer", decided below
     # from the scratch_access ops the op pass meets (its walk, not one of their own: 1.2 of validate's 15 ms on the
     # 16-layer decode step) and put here, in their place among the violations.
-    scratch_at = len(out) if not any(b.scratch for b in p.buffers) else None
+    scratch_at = len(out) if not any([b.scratch for b in p.buffers]) else None
     if scratch_at is None:
         _check_scratch(p, bad)
 
-    for (site, eng), _n in _repeated([(ep.site, ep.engine) for ep in p.programs]):
-        bad(f"program {site}.{eng.value}", "one program per (site, engine)")
-    ops = _OpPass(p)
+    # keyed by coordinates and the engine's text (a Site and an Enum hash through Python code)
+    for (x, y, eng), _n in _repeated([(ep.site.x, ep.site.y, ep.engine._value_) for ep in p.programs]):
+        bad(f"program {Site(x, y)}.{eng}", "one program per (site, engine)")
+    ops = _OpPass(p, dests)
     for ep in p.programs:
         if not _in_mesh(p, ep.site):
             bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
@@ -391,7 +410,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 if at.line > U32 or at.column > U32:
                     bad(where, f"line and column are at most {U32}")
                 for what, text in (("file", at.file), ("text", at.text)):
-                    if any(unicodedata.category(c) == "Cc" for c in text):
+                    # printable text holds no control character (Cc is never printable): one C call for the common case
+                    if not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text):
                         bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
         ops.program(ep)
         out.extend(ops.found)
@@ -836,17 +856,22 @@ def _check_scratch(p: Program, report: Report) -> None:
     phases = p.phase_of_section()
     ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
     at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
-    for i in sorted(set(p.index_buffers().values()) & set(scratch) if scratch else ()):
-        report(_buffer_name(scratch[i]), "a scratch buffer is no index buffer: an indirect address reads its index "
-                                         "from a waited page")
+    # The index-buffer rule's findings come first; whether any indirect address names no buffer (the only kind whose
+    # buffer is derived, ``Program.index_buffers``: a walk of its own) is seen on the walk below, whose findings wait.
+    ops_found: list[tuple[str, str]] = []
+    by_op: Report = lambda entity, rule: ops_found.append((entity, rule))  # noqa: E731
+    derived = False
     owner: dict[int, str] = {}
     for ep in p.programs:
         key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
+            addr = getattr(op, "addr", None)  # as ``Program.index_candidates`` reads every op
+            if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
+                derived = True
             if type(op) not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
             if isinstance(op, ScratchAccess):
-                _scratch_access_rule(p, scratch, ep, op, report)
+                _scratch_access_rule(p, scratch, ep, op, by_op)
             if not scratch:
                 # Every rule below is about a buffer of ``scratch``: with none, only the one above can break. (The
                 # op's name is worded only for a report: formatting it per op was most of validate's time on the
@@ -858,35 +883,59 @@ def _check_scratch(p: Program, report: Report) -> None:
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
                     if hit is not None:
-                        report(_op_where(ep, op), f"lands in scratch buffer {hit} on {d}: a remote write into scratch "
+                        by_op(_op_where(ep, op), f"lands in scratch buffer {hit} on {d}: a remote write into scratch "
                                                   "bytes is not said yet (only its own engine's NoC reads fill a "
                                                   "scratch buffer)")
             if isinstance(op, RemoteRead):
                 hit = p.remote_buffer(op.buf, op.at)
                 if hit in scratch:
-                    report(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
+                    by_op(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
-            named = {v for kind, v in op_ids(op) if kind == ID_BUFFER and v in scratch}
+            named = {v for v in _buffers_named(op) if v in scratch}
             for i in named:
                 x = scratch[i]
                 allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
                     or (isinstance(op, WriteTiles) and op.src == i and named_index_buffer(op) != i) \
                     or isinstance(op, ScratchAccess)
                 if not allowed:
-                    report(_op_where(ep, op), f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular "
+                    by_op(_op_where(ep, op), f"names scratch buffer {i} ({x.name}): a scratch buffer is not a circular "
                                               "buffer; only read_tiles into it, write_tiles from it and scratch_access "
                                               "use it")
                     continue
                 if ep.site != x.site:
-                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
+                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
                                               f"{ep.site}")
                 first = owner.setdefault(i, key)
                 if first != key:
-                    report(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
+                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
                                               "scratch buffer is private to one engine")
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
-                    report(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
+                    by_op(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
                                               f"x {x.page_tiles}")
+    for i in sorted(set(p.index_buffers().values()) & set(scratch) if scratch and derived else ()):
+        report(_buffer_name(scratch[i]), "a scratch buffer is no index buffer: an indirect address reads its index "
+                                         "from a waited page")
+    for entity, rule in ops_found:
+        report(entity, rule)
+
+
+def _buffers_named(op: Op) -> list[int]:
+    """The buffer ids ``op`` names itself (not its body): the buffers of ``ir.ids.op_ids``, read through the class's
+    id fields (``_SHAPE``) rather than every attrs field of the op."""
+    ids, _pages, _tiles = _SHAPE.get(type(op)) or _shape(type(op))
+    out: list[int] = []
+    for fname, kind in ids:
+        v = getattr(op, fname)
+        if v is None:
+            continue
+        if kind == ID_OPERANDS:
+            out.extend(o.buf for o in v)
+        elif kind == ID_BUFFER:
+            out.append(v)
+    named = named_index_buffer(op)
+    if named is not None:
+        out.append(named)
+    return out
 
 
 def _scratch_access_rule(p: Program, scratch: dict[int, Buffer], ep: EngineProgram, op: ScratchAccess,
@@ -1049,7 +1098,17 @@ class _OpPass:
     the 32-bit range of every semaphore value (``words``, after every program). An op's entity name is formatted
     only when it breaks a rule."""
 
-    def __init__(self, p: Program) -> None:
+    # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
+    __slots__ = (
+        "_by_site", "_cb_at", "_good_sems", "_goods", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
+        "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
+        "reads", "roles", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
+        "tensor_sections", "tensors", "transfer_engine", "trip_max", "trips", "uses", "words", "writes",
+    )
+
+    def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
+        """The walk of ``p``; ``dests``: each group's destinations (``Group.destinations``; none for a rectangle that
+        leaves the mesh)."""
         self.p = p
         self.found: list[IrViolation] = []
         self.uses: list[IrViolation] = []
@@ -1063,9 +1122,8 @@ class _OpPass:
         self.phases = p.phase_of_section()
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         # (``_cbs``: built for the first multicast that asks)
-        self._cb_at: set[tuple[Site, int, int]] | None = None
-        self.sem_sites = [frozenset(x.sites) for x in p.semaphores]
-        # the same by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
+        self._cb_at: set[tuple[int, int, int, int]] | None = None
+        # each semaphore's sites by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
         self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
         # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
         # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
@@ -1086,9 +1144,7 @@ class _OpPass:
         self.writes: set[str] = set()
         self.tensor_sections: dict[str, set[int]] = {}
         self.sec = 0  # the section of the top-level op being walked
-        # Only a rectangle inside the mesh is enumerated (one reaching 2**32 columns out would be 2**32 sites; the
-        # group rule reports it).
-        self.dests = [g.destinations() if _rect_in_mesh(p, g) else () for g in p.groups]
+        self.dests = dests
         # Per word (semaphore id, site column, site row): its start and its increments (``_word_range``). Keyed by
         # coordinates, which hash in C (a ``Site`` hashes through its Python ``__hash__``, once per semaphore op).
         self.start: dict[tuple[int, int, int], int] = {}
@@ -1099,7 +1155,11 @@ class _OpPass:
         self.gb: frozenset[int] = frozenset()
         self.gs: frozenset[int] = frozenset()
         self.quiet: dict[type, Quick] = {}
+        self.sem_engine: frozenset[type] = frozenset()  # the ``_SEM_QUICK`` classes its engine issues (``_SEM_OF``)
+        self.transfer_engine: frozenset[type] = frozenset()  # the same of ``_TRANSFER_QUICK`` (``_TRANSFER_OF``)
+        self.issues: frozenset[type] = frozenset()  # the op classes its engine issues (``_ISSUES_OF``)
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
+        self._good_sems: dict[int | None, frozenset[int]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
         for x in p.semaphores:
             if x.init > WORD_MAX:
@@ -1108,24 +1168,90 @@ class _OpPass:
             for site in x.sites:
                 self.start[(x.id, site.x, site.y)] = x.init
 
-    def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...]) -> bool:
-        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf``: its engine
-        issues it without the rendezvous exception, its semaphore is one the op may name (``gs``, ``_good``), the word
-        it aims at is on the site it names (an increment's ``at``, else its own site), and a wait's or set's terms
-        name enclosing loops. False sends it through ``_leaf``, which words each violation (a composed program's
-        rendezvous is a run of these ops)."""
-        assert isinstance(op, (SemInc, SemWait, SemSet))
-        if op.sem not in self.gs or ep.engine not in ISSUED_BY[type(op)]:
+    def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], times: int,
+                    ranges: dict[str, int]) -> bool:
+        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf`` and of
+        ``_word_range``: its engine issues it without the rendezvous exception (``sem_engine``), its semaphore is one
+        the op may name (``gs``, ``_good``), the word it aims at is on the site it names (an increment's ``at``, else
+        its own site), a wait's or set's terms name enclosing loops, and its values stay in the 32-bit word. When it
+        does, its part of the word totals (run ``times`` times, loop indices up to ``ranges``) is counted here, as
+        ``_word_range`` counts it; False changes nothing and sends it through ``_leaf`` and ``_word_range``, which
+        word each violation (a composed program's rendezvous is a run of these ops)."""
+        cls = type(op)
+        if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[union-attr]
             return False
-        if isinstance(op, SemInc):
-            return (op.at.x, op.at.y) in self.sem_xy[op.sem]
-        return (ep.site.x, ep.site.y) in self.sem_xy[op.sem] and all(t.var in loops for t in op.terms)
+        if cls is SemInc:
+            assert isinstance(op, SemInc)
+            at = op.at
+            word = (op.sem, at.x, at.y)
+            if (at.x, at.y) not in self.sem_xy[op.sem] or op.by > WORD_MAX:
+                return False
+            self.incs[word] = self.incs.get(word, 0) + op.by * times
+            return True
+        assert isinstance(op, (SemWait, SemSet))
+        site = ep.site
+        if (site.x, site.y) not in self.sem_xy[op.sem]:
+            return False
+        lo = hi = op.value
+        for t in op.terms:
+            if t.var not in loops:
+                return False
+            top = t.coef * ranges.get(t.var, 0)
+            lo, hi = lo + min(0, top), hi + max(0, top)
+        if hi > WORD_MAX or lo < 0:
+            return False
+        if cls is SemSet:
+            word = (op.sem, site.x, site.y)
+            self.start[word] = max(self.start.get(word, 0), hi)
+        return True
 
-    def _cbs(self) -> set[tuple[Site, int, int]]:
-        """(site, cb, phase) of every buffer whose section exists."""
+    def _transfer_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], phase: int | None) -> bool:
+        """Whether a ``ReadTiles`` or ``WriteTiles`` (``_TRANSFER_QUICK``) of whole tiles at a direct address passes
+        every rule of ``_leaf``: its engine issues it, its buffer is one the op may name (``gb``, ``_good``), its tiles
+        are in ``[1, TILES_MAX]``, its tensor is declared and not of a role it may not read or write, its address's
+        base and coefficients are 32-bit and its terms name enclosing loops, and the tensor's tiles are the buffer's
+        size. When it does, what the walk records of it (the tensors read and written, the sections naming each, the
+        buffers each tensor fills) is recorded here, as ``_leaf`` records it; False records nothing and sends it
+        through ``_leaf``, which words each violation (every data-movement program is mostly these)."""
+        cls = type(op)
+        if cls not in self.transfer_engine:
+            return False
+        assert isinstance(op, (ReadTiles, WriteTiles))
+        addr = op.addr
+        if op.part is not None or addr.dynamic is not None or not -U32 <= addr.base <= U32 \
+                or not 1 <= op.tiles <= TILES_MAX:
+            return False
+        for t in addr.terms:
+            if t.var not in loops or not -U32 <= t.coef <= U32:
+                return False
+        name = op.tensor
+        tensor = self.tensor_of.get(name)
+        if tensor is None:
+            return False
+        reads = cls is ReadTiles
+        bid = op.into if reads else op.src  # type: ignore[union-attr]
+        if bid not in self.gb or tensor.role in (_READ_ONLY if not reads else _WRITE_ONLY):
+            return False
+        tile_bytes = self.p.target.tile_bytes
+        if tile_bytes.get(tensor.dtype) != tile_bytes.get(self.p.buffers[bid].dtype):
+            return False
+        (self.reads if reads else self.writes).add(name)
+        sections = self.tensor_sections.get(name)
+        if sections is None:
+            sections = self.tensor_sections[name] = set()
+        sections.add(self.sec)
+        if reads:
+            site = ep.site
+            self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
+        return True
+
+    def _cbs(self) -> set[tuple[int, int, int, int]]:
+        """(site column, site row, cb, phase) of every buffer whose section exists (coordinates: a tuple of ints hashes
+        in C, a ``Site`` through its Python ``__hash__``)."""
         if self._cb_at is None:
             ph = self.phases
-            self._cb_at = {(b.site, b.cb, ph[b.section]) for b in self.p.buffers if 0 <= b.section < len(ph)}
+            self._cb_at = {(b.site.x, b.site.y, b.cb, ph[b.section]) for b in self.p.buffers
+                           if 0 <= b.section < len(ph)}
         return self._cb_at
 
     def _good(self, site: Site, phase: int | None) -> tuple[frozenset[int], frozenset[int]]:
@@ -1142,20 +1268,30 @@ class _OpPass:
             self._by_site = {}
             for i, b in enumerate(p.buffers):
                 self._by_site.setdefault((b.site.x, b.site.y), []).append(i)
-
-        def other_phase(sec: int | None) -> bool:  # ``_leaf``'s phase rule
-            return phase is not None and sec is not None and 0 <= sec < nph and phases[sec] != phase
-
-        gb = frozenset(i for i in self._by_site.get((site.x, site.y), ()) if not other_phase(p.buffers[i].section))
-        gs = frozenset(i for i, x in enumerate(p.semaphores) if not other_phase(x.section))
+        # ``_leaf``'s phase rule: a section that exists and is of another phase (none with no phase)
+        ours = self._by_site.get((site.x, site.y), ())
+        if phase is None:
+            gb = frozenset(ours)
+        else:
+            buffers = p.buffers
+            gb = frozenset([i for i in ours if not 0 <= (sec := buffers[i].section) < nph or phases[sec] == phase])
+        gs = self._good_sems.get(phase)  # the same for every site: once per phase
+        if gs is None:
+            gs = self._good_sems[phase] = frozenset(
+                [i for i, x in enumerate(p.semaphores) if phase is None or x.section is None
+                 or not 0 <= x.section < nph or phases[x.section] == phase])
         self._goods[key] = got = (gb, gs)
         return got
 
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
         in_order = list(starts) == sorted(starts)
-        self.quiet = quiet = _QUIET_OF[ep.engine]
-        ng = self.ng
+        engine = ep.engine  # an Enum hashes through Python code: looked up once per program
+        self.quiet = quiet = _QUIET_OF[engine]
+        self.sem_engine = _SEM_OF[engine]
+        self.transfer_engine = _TRANSFER_OF[engine]
+        self.issues = _ISSUES_OF[engine]
+        ng, sem_quick, transfer_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
@@ -1181,8 +1317,9 @@ class _OpPass:
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in _SEM_QUICK and self._sem_passes(top, ep, ()):  # no rule of ``_leaf`` can fail
-                self._word_range(ep, top, (i,), 1, {})
+            if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
+                continue
+            if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1242,14 +1379,15 @@ class _OpPass:
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
-        quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
+        quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in _SEM_QUICK and self._sem_passes(x, ep, body_loops):  # no rule of ``_leaf`` can fail
-                self._word_range(ep, x, (*at, j), times * n, inner)
+            if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
+                continue
+            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1395,8 +1533,7 @@ class _OpPass:
         cls = type(op)
         if cls is ScratchAccess:
             self.scratch_access.append((ep, op))  # type: ignore[arg-type]
-        kinds = ISSUED_BY.get(cls)
-        if kinds is None or ep.engine not in kinds:  # the common case decided here, the rest by ``engine_rule``
+        if cls not in self.issues:  # the common case decided here (``_ISSUES_OF``), the rest by ``engine_rule``
             wrong_engine = engine_rule(op, ep.engine, p.semaphores)
             if wrong_engine is not None:
                 self._report(ep, at, op, wrong_engine)
@@ -1507,11 +1644,11 @@ class _OpPass:
             return
         if isinstance(op, (SemInc, SemSet, SemRmw, SemWait, McastSetValid, InlineWrite)) and 0 <= op.sem < ns:
             here = op.at if isinstance(op, (SemInc, InlineWrite)) else site
-            if here not in self.sem_sites[op.sem]:
+            if (here.x, here.y) not in self.sem_xy[op.sem]:
                 sem = p.semaphores[op.sem]
                 self._report(ep, at, op, f"semaphore {sem.id} ({sem.name}) has no word on site {here}")
         if isinstance(op, McastSetValid) and op.src is not None and 0 <= op.src < ns \
-                and site not in self.sem_sites[op.src]:
+                and (site.x, site.y) not in self.sem_xy[op.src]:
             self._report(ep, at, op, f"source semaphore {op.src} has no word on this engine's site {site}")
         if isinstance(op, SemWait):
             for t in op.terms:
@@ -1529,7 +1666,7 @@ class _OpPass:
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
             dests = self.dests[op.group]
-            if g.sender != site:
+            if g.sender.x != site.x or g.sender.y != site.y:  # by coordinates (a Site compares through Python code)
                 self._report(ep, at, op, f"group {g.id}'s sender is {g.sender}, not this engine's site {site}")
             # A num_dests other than the group's destinations is a finding, not bad input: the barrier that counts
             # the acknowledgements hangs (docs/semantics.md "Acknowledgement counts"; the deadlock family decides it).
@@ -1538,9 +1675,9 @@ class _OpPass:
             for d in dests:
                 if isinstance(op, McastSend) and 0 <= op.dest < nb:
                     src = p.buffers[op.dest]
-                    if not 0 <= src.section < nph or (d, src.cb, phases[src.section]) not in self._cbs():
+                    if not 0 <= src.section < nph or (d.x, d.y, src.cb, phases[src.section]) not in self._cbs():
                         self._report(ep, at, op, f"destination {d} has no buffer with cb index {src.cb} in this phase")
-                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and d not in self.sem_sites[op.sem]:
+                if isinstance(op, (McastSetValid, SemIncMcast)) and 0 <= op.sem < ns and (d.x, d.y) not in self.sem_xy[op.sem]:
                     self._report(ep, at, op, f"destination {d} has no word of semaphore {op.sem}")
         if isinstance(op, McastSend):
             self._mcast_place(op, lambda rule: self._report(ep, at, op, rule))
@@ -1743,15 +1880,20 @@ Quick = Callable[[Op, frozenset[int], frozenset[int], int], bool]
 def _quick(cls: type) -> Quick:
     """A predicate generated from ``cls``'s fields (``_SHAPE``): true when every buffer it names is among the good
     buffers (``_OpPass._good``: a buffer of the op's site and phase), every semaphore among the good semaphores (of
-    its phase), every group id below the group count, and ``pages`` and ``tiles`` in ``[1, PAGES_MAX]`` and ``[1,
-    TILES_MAX]``: exactly when the generic checks of those (``_leaf``) would report nothing. False sends the op
-    through them, which word each violation; so it may be false where they find none (an id that is None), never
-    true where they would report one."""
+    its phase; an optional one may be None), every group id below the group count, and ``pages`` and ``tiles`` in
+    ``[1, PAGES_MAX]`` and ``[1, TILES_MAX]``: exactly when the generic checks of those (``_leaf``) would report
+    nothing. False sends the op through them, which word each violation; so it may be false where they find none,
+    never true where they would report one."""
     ids, has_pages, has_tiles = _SHAPE.get(cls) or _shape(cls)
+    attrs.resolve_types(cls)
+    optional = {f.name for f in attrs.fields(cls) if type(None) in typing.get_args(f.type)}
     terms = []
     for fname, kind in ids:
         if kind in (ID_BUFFER, ID_SEMAPHORE):
-            terms.append(f"op.{fname} in {'gb' if kind == ID_BUFFER else 'gs'}")
+            test = f"op.{fname} in {'gb' if kind == ID_BUFFER else 'gs'}"
+            # an id that may be None (a multicast's dst, a valid-multicast's src): None names nothing, which the
+            # generic rules pass over (``_ids``)
+            terms.append(f"(op.{fname} is None or {test})" if fname in optional else test)
         elif kind == ID_OPERANDS:
             terms.append(f"all([o.buf in gb for o in op.{fname}])")
         elif kind == ID_GROUP:
@@ -1773,6 +1915,33 @@ _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in C
 _QUIET = _PLAIN - {ScratchAccess}
 #: The semaphore ops ``_OpPass._sem_passes`` passes over when no rule of ``_leaf`` can fail.
 _SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
+#: Per engine, the ``_SEM_QUICK`` classes it issues with no exception (``ISSUED_BY``).
+_SEM_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c in _SEM_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: The transfers ``_OpPass._transfer_passes`` passes over when no rule of ``_leaf`` can fail.
+_TRANSFER_QUICK = frozenset((ReadTiles, WriteTiles))
+#: Per engine, the ``_TRANSFER_QUICK`` classes it issues (``ISSUED_BY``).
+_TRANSFER_OF: dict[Engine, frozenset[type]] = {
+    e: frozenset(c for c in _TRANSFER_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: The roles of tensors a ``WriteTiles`` may not write and a ``ReadTiles`` may not read (``_leaf``'s use rules).
+_READ_ONLY = frozenset((Role.INPUT, Role.PARAM))
+_WRITE_ONLY = frozenset((Role.OUTPUT,))
+#: No loop around a top-level op: its loop indices' ranges.
+_NO_RANGES: dict[str, int] = {}
 #: Per engine, the ``_QUIET`` classes it may issue with their ``_quick``: what ``_OpPass.program`` passes over.
 _QUIET_OF: dict[Engine, dict[type, Quick]] = {
     e: {cls: _QUICK[cls] for cls in _QUIET if e in ISSUED_BY[cls]} for e in Engine}
+#: Per engine, the op classes it issues with no exception (``ISSUED_BY``): a class set, hashed in C.
+_ISSUES_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c, kinds in ISSUED_BY.items() if e in kinds)
+                                             for e in Engine}
+
+
+def _compute_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> bool:
+    """Whether a ``Compute`` passes every rule of ``_OpPass._leaf`` but its engine's (which ``_QUIET_OF`` holds by
+    construction): its ids and tiles (``_quick``), no page read in place and every operand's pages in ``[1,
+    PAGES_MAX]``. ``Compute`` records nothing, so the walk may pass over it."""
+    assert isinstance(op, Compute)
+    return not op.in_place and _QUICK[Compute](op, gb, gs, ng) and all([1 <= o.pages <= PAGES_MAX for o in op.ins])
+
+
+for _e in ISSUED_BY[Compute]:
+    _QUIET_OF[_e][Compute] = _compute_quiet
