@@ -1437,11 +1437,15 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     if reused and not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
         return plain_results((r.family, head + n, r.verdict, why)
                              for r, n, why in zip(report.results, shown, reasons, strict=True))
-    if reused:
-        return [Result(r.family, head + n, r.verdict, why, None, 0.0) if r.name not in replaced
-                else mapped(i, replaced[r.name])
-                for i, (r, n, why) in enumerate(zip(report.results, shown, reasons, strict=True))
+    if reused:  # the kept results built as the plain pass does, then those a slot-reuse result replaces
+        kept = [(i, r, n, why) for i, (r, n, why) in enumerate(zip(report.results, shown, reasons, strict=True))
                 if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
+        out = plain_results((r.family, head + n, r.verdict, why) for _i, r, n, why in kept)
+        if replaced:
+            for x, (i, r, _n, _why) in enumerate(kept):
+                if r.name in replaced:
+                    out[x] = mapped(i, replaced[r.name])
+        return out
     return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
             if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
 
