@@ -638,9 +638,13 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             writes.setdefault(t, set()).add(k)
     fr = {t: frozenset(v) for t, v in reads.items()}
     fw = {t: frozenset(v) for t, v in writes.items()}
-    uses: list[Use] = []
+    # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase (instances are
+    # walked in phase order, so each engine's list is in phase order as it fills).
+    rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
+    by_engine: list[list[Use]] = [[] for _ in rank]
     # per instance with accesses: its template's ``_access_specs``, tensor names, buffer shift, renaming and offsets
     made: dict[int, tuple[list[_AccessSpec], dict[str, str], int, Renaming, dict[str, int]]] = {}
+    new_use = tuple.__new__
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
     specs: dict[int, list[_AccessSpec]] = {}  # per template, ``_access_specs``
@@ -668,8 +672,9 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
                 got = listed.get(i, _UNLISTED)
                 if got is _UNLISTED:
                     got = listed[i] = _tiles(acc)
-                uses.append(Use(t, k, write, op.part is None, acc.guarded, got, engine, (top + offsets[engine], *rest),
-                                (k, i)))
+                # ``tuple.__new__``: the named tuple's own ``__new__`` is a Python function, called 72,413 times here
+                by_engine[rank[engine]].append(new_use(Use, (t, k, write, op.part is None, acc.guarded, got, engine,
+                                                             (top + offsets[engine], *rest), (k, i))))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
@@ -734,9 +739,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
                             tuple(b + nb for b in ph.bufs.order()), tuple(x + ns for x in ph.sems.order()),
                             tuple(x + ng for x in ph.groups.order()), offsets, build, loose=loose,
                             handed_on=handed_on))
-    # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase.
-    rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
-    uses.sort(key=lambda u: (rank[u.engine], u.phase))
+    uses = tuple(u for us in by_engine for u in us)
 
     def leaf_of(at: tuple[int, int]) -> Leaf:
         """The leaf of instance ``k``'s copy of its template's access ``i`` as the expansion has it."""
@@ -747,7 +750,7 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
         loops = tuple([LoopCtx((lp + off, *lrest), var, count if fixed_count else ren.count(count))
                        for lp, lrest, var, count, fixed_count in nest])
         return Leaf(engine, -1, (top + off, *rest), _access_op(op, nb, tmap, ren), loops, k)
-    return Cut(tuple(slices), tuple(uses), fr, fw, leaf_of)
+    return Cut(tuple(slices), uses, fr, fw, leaf_of)
 
 
 #: A template access as ``cut_templated`` copies it per instance: the access, its engine, its op path's top-level
@@ -1146,8 +1149,10 @@ def _refuted_by_runs(p: Program | TemplatedProgram, results: list[Result]) -> li
     result re-decided for the composition (``_slot_reuse``) or failed for a reason of the composition is decided on
     no run of its own. Its name keeps its ``slice<j>/`` head; the subject after it is the composed program's. A
     templated program is left as it is (its instance names are not checked against an expansion here)."""
+    if not isinstance(p, Program):  # before the scan for failed results: a templated step has hundreds of thousands
+        return results
     failed = [i for i, r in enumerate(results) if r.verdict == Verdict.FAILED]
-    if not failed or not isinstance(p, Program) or sum(1 for ep in p.programs for _ in walk(ep.ops)) > WITNESS_OPS:
+    if not failed or sum(1 for ep in p.programs for _ in walk(ep.ops)) > WITNESS_OPS:
         return results
     from verispatial.certify.reach import analyse
     from verispatial.certify.witness import refute_by_runs
