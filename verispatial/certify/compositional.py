@@ -44,7 +44,7 @@ import attrs
 
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.replay import confirm_rule
-from verispatial.certify.report import Report, Result, Verdict, plain_results
+from verispatial.certify.report import Report, Result, Verdict, plain_results, timed_result
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
 from verispatial.families.memory.encoding import _resident_ranges
@@ -1712,9 +1712,9 @@ def _read_coverage(p: Program | TemplatedProgram, u: Use, written: _Written, rli
     if have is not None and need is not None:
         miss = [] if need <= have else sorted(need - have)
         if not miss:
-            return Result(_HB, name, Verdict.PROVED,
-                          f"every tile {engine} reads of {tensor} in phase {u.phase} is written by phases <= "
-                          f"{u.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
+            return timed_result(_HB, name, Verdict.PROVED,
+                                f"every tile {engine} reads of {tensor} in phase {u.phase} is written by phases <= "
+                                f"{u.phase} (exact: {len(need)} tiles listed)", time.perf_counter() - t0)
         cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": engine, "path": path, "tile": miss[0],
                "summary": f"{engine} reads {tensor} tile {miss[0]} at {path} (phase {u.phase}), "
                           f"which no write of a phase <= {u.phase} writes"}

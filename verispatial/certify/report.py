@@ -84,6 +84,24 @@ def plain_results(rows: Iterable[tuple[str, str, Verdict, str]]) -> list[Result]
     return out
 
 
+def timed_result(family: str, name: str, verdict: Verdict, reason: str, seconds: float) -> Result:
+    """``Result(family, name, verdict, reason, seconds=seconds)``, built through the fields' slots as ``plain_results``
+    builds its results: the cross-phase coverage of a composed program makes one per read of an activation an
+    earlier phase writes (36,883 in an 80-layer step)."""
+    fam, nam, ver, rea, cex, sec, asm, blk, unr = _SETTERS
+    r = object.__new__(Result)
+    fam(r, family)
+    nam(r, name)
+    ver(r, verdict)
+    rea(r, reason)
+    cex(r, None)
+    sec(r, seconds)
+    asm(r, ())
+    blk(r, ())
+    unr(r, False)
+    return r
+
+
 def settle(results: Iterable[Result]) -> list[Result]:
     """Every verdict on its own (issue 7): a ``proved`` result one of whose ``assumes`` is not a proved obligation
     (refuted, failed to prove, an error, or no result of that name at all) becomes ``failed-to-prove``, its reason
