@@ -259,7 +259,7 @@ def test_plain_results_equal_the_constructors() -> None:
 
     rows = [("deadlock", "slice3/deadlock:(0,0).reader+2", Verdict.PROVED, "proved as ..."),
             ("balance", "slice4/balance-cb:b7", Verdict.FAILED, "")]
-    got = plain_results(iter(rows))
+    got = plain_results(*(iter(column) for column in zip(*rows, strict=True)))
     want = [Result(*row) for row in rows]
     assert got == want
     assert [attrs.astuple(x, recurse=False) for x in got] == [attrs.astuple(x, recurse=False) for x in want]

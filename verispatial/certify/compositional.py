@@ -1298,6 +1298,8 @@ class _Names:
         self.source: dict[int, list[str]] = {}
         self._compiled: dict[int, _Compiled] = {}
         self._reasons: dict[tuple[int, bool], list[str]] = {}
+        #: per report (by id: each is held alive by ``_certify_composed`` throughout), ``columns``
+        self._columns: dict[int, tuple[list[str], list[Verdict]]] = {}
         self._roles: dict[str, Role] | None = None
 
     def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
@@ -1315,6 +1317,13 @@ class _Names:
         got = self.source.get(src.index)
         if got is None:
             got = self.source[src.index] = [render(ps, src) for ps in self.of(src.index, report)]
+        return got
+
+    def columns(self, report: Report) -> tuple[list[str], list[Verdict]]:
+        """The families and verdicts of ``report``'s results, in order, once per report (every slice reusing it)."""
+        got = self._columns.get(id(report))
+        if got is None:
+            got = self._columns[id(report)] = ([r.family for r in report.results], [r.verdict for r in report.results])
         return got
 
     def compiled(self, j: int, report: Report) -> _Compiled:
@@ -1365,10 +1374,10 @@ class _Compiled:
             # itemgetter of one index gives the text itself, which ``%`` takes as its one argument; of none, ().
             self.forms.append(("".join(fmt), operator.itemgetter(*at) if at else _no_tokens))
 
-    def names(self, sl: Slice) -> list[str]:
-        """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each)."""
+    def names(self, sl: Slice, head: str = "") -> list[str]:
+        """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each), after ``head``."""
         vals = [_token_text(t, sl) for t in self.tokens]
-        return [fmt % get(vals) for fmt, get in self.forms]
+        return [head + fmt % get(vals) for fmt, get in self.forms]
 
 
 def _no_tokens(_vals: list[str]) -> tuple[()]:
@@ -1410,7 +1419,7 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     head = f"slice{j}/"
-    shown = known.compiled(j if src is None else src, report).names(sl)
+    shown = known.compiled(j if src is None else src, report).names(sl, head)
     reasons = known.reused_reasons(src_slice, report, src_slice.key != sl.key) if src_slice is not None else []
     reused = src is not None and src_slice is not None
     starts = tuple(earlier)
@@ -1418,7 +1427,7 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
 
     def mapped(i: int, r: Result) -> Result:
         """Result ``r`` (slice result ``i``, or the slot-reuse result replacing it) in the composed names."""
-        name = head + shown[i]
+        name = shown[i]
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
@@ -1442,17 +1451,20 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # over the writes of every phase up to this one instead, ``cross_phase``); a reused one (most of an 80-layer
     # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
     # replaces it.
-    if reused and not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
-        return plain_results((r.family, head + n, r.verdict, why)
-                             for r, n, why in zip(report.results, shown, reasons, strict=True))
-    if reused:  # the kept results built as the plain pass does, then those a slot-reuse result replaces
-        kept = [(i, r, n, why) for i, (r, n, why) in enumerate(zip(report.results, shown, reasons, strict=True))
-                if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
-        out = plain_results((r.family, head + n, r.verdict, why) for _i, r, n, why in kept)
+    if reused:
+        families, verdicts = known.columns(report)
+        if not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
+            return plain_results(families, shown, verdicts, reasons)
+        # the kept results built as the plain pass does, then those a slot-reuse result replaces
+        keep = [not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier)) for r in report.results]
+        kept = list(itertools.compress(range(len(keep)), keep))
+        out = plain_results(itertools.compress(families, keep), itertools.compress(shown, keep),
+                            itertools.compress(verdicts, keep), itertools.compress(reasons, keep))
         if replaced:
-            for x, (i, r, _n, _why) in enumerate(kept):
-                if r.name in replaced:
-                    out[x] = mapped(i, replaced[r.name])
+            for x, i in enumerate(kept):
+                got = replaced.get(report.results[i].name)
+                if got is not None:
+                    out[x] = mapped(i, got)
         return out
     return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
             if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
