@@ -259,10 +259,23 @@ def test_plain_results_equal_the_constructors() -> None:
 
     rows = [("deadlock", "slice3/deadlock:(0,0).reader+2", Verdict.PROVED, "proved as ..."),
             ("balance", "slice4/balance-cb:b7", Verdict.FAILED, "")]
-    got = plain_results(iter(rows))
+    got = plain_results(*(iter(column) for column in zip(*rows, strict=True)))
     want = [Result(*row) for row in rows]
     assert got == want
     assert [attrs.astuple(x, recurse=False) for x in got] == [attrs.astuple(x, recurse=False) for x in want]
     assert [hash(x) for x in got] == [hash(x) for x in want]
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         got[0].name = "x"  # type: ignore[misc]
+
+
+def test_a_timed_result_equals_the_constructors() -> None:
+    # ``timed_result`` (a cross-phase coverage proof) is built through the slots too: the constructor's value.
+    from verispatial.certify.report import timed_result
+
+    got = timed_result("happens-before", "hb-activation:t:(0,0).reader[3, 1]", Verdict.PROVED, "exact", 0.25)
+    want = Result("happens-before", "hb-activation:t:(0,0).reader[3, 1]", Verdict.PROVED, "exact", seconds=0.25)
+    assert got == want
+    assert attrs.astuple(got, recurse=False) == attrs.astuple(want, recurse=False)
+    assert hash(got) == hash(want)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        got.seconds = 0.0  # type: ignore[misc]

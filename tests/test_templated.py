@@ -150,6 +150,9 @@ def test_the_slices_cut_from_the_templates_are_the_expansions(which: str, reques
     assert isinstance(want, comp.Cut)
     got = comp.cut_templated(tp)
     assert got.accesses == want.accesses
+    # what cross_phase reads of each access, without building its leaf: the same (tiles listed by the templates)
+    assert [(*u[:5], *u[6:8]) for u in got.uses] == [(*u[:5], *u[6:8]) for u in want.uses]
+    assert [got.tiles(u) for u in got.uses] == [want.tiles(u) for u in want.uses]
     assert (got.reads, got.writes) == (want.reads, want.writes)
     for a, b in zip(got.slices, want.slices, strict=True):
         for f in ("index", "sections", "names", "key", "tensors", "trips", "buffers", "semaphores", "groups",

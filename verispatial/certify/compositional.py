@@ -32,19 +32,20 @@ import contextlib
 import functools
 import gc
 import hashlib
+import itertools
 import operator
 import re
 import time
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.replay import confirm_rule
-from verispatial.certify.report import Report, Result, Verdict, plain_results
+from verispatial.certify.report import Report, Result, Verdict, plain_results, timed_result
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
 from verispatial.families.memory.encoding import _resident_ranges
@@ -305,17 +306,54 @@ class Slice:
         return self._program
 
 
+class Use(NamedTuple):
+    """What ``cross_phase`` reads of one tensor access of the composed program (an ``Access`` without its leaf):
+    its tensor, phase, whether it writes, whether it moves whole pages (no ``part``), whether it sits under an
+    ``If``, its ``_tiles`` when its maker listed them (else ``_UNLISTED``), its engine and composed op path, and
+    ``at``, what ``Cut.leaf_of`` builds its leaf from. A plain tuple: an 80-layer step has 72,413 of them, and a
+    leaf, a renamed op and loop contexts each cost several times what the tuple does."""
+
+    tensor: str
+    phase: int
+    write: bool
+    whole: bool
+    guarded: bool
+    tiles: Any
+    engine: str
+    path: tuple[int, ...]
+    at: Any
+
+
 @attrs.frozen
 class Cut:
     """A composed program cut into slices: the slices (one per phase), every tensor access with its phase but the
     reads of inputs and params (no phase writes them, so no obligation across phases reads them: ``cross_phase``'s
-    crossings, coverage and outputs are of tensors some phase writes), and per tensor the phases that read and write
-    it (those reads left out likewise)."""
+    crossings, coverage and outputs are of tensors some phase writes) as ``uses`` (``leaf_of(use.at)`` its leaf,
+    built on request), and per tensor the phases that read and write it (those reads left out likewise)."""
 
     slices: tuple[Slice, ...]
-    accesses: tuple[Access, ...]
+    uses: tuple[Use, ...]
     reads: dict[str, frozenset[int]]
     writes: dict[str, frozenset[int]]
+    leaf_of: Callable[[Any], Leaf] = attrs.field(eq=False, repr=False)
+
+    @property
+    def accesses(self) -> tuple[Access, ...]:
+        """Every access of ``uses`` as an ``Access`` (its leaf built by ``leaf_of``)."""
+        return tuple(Access(self.leaf_of(u.at), u.phase, u.guarded, u.tiles) for u in self.uses)
+
+    def tiles(self, u: Use) -> frozenset[int] | None:
+        """``_tiles`` of use ``u``: as its maker listed them, else of its access."""
+        return u.tiles if u.tiles is not _UNLISTED else _tiles(Access(self.leaf_of(u.at), u.phase, u.guarded))
+
+
+def _use(acc: Access, at: Any) -> Use:
+    """The ``Use`` of access ``acc`` (``at``: what ``Cut.leaf_of`` gives its leaf from)."""
+    lf = acc.leaf
+    op = lf.op
+    assert isinstance(op, (ReadTiles, WriteTiles))
+    return Use(op.tensor, acc.phase, isinstance(op, WriteTiles), op.part is None, acc.guarded, acc.listed, lf.engine,
+               lf.path, at)
 
 
 def _slice_role(t: Tensor, j: int, reads: frozenset[int], writes: frozenset[int]) -> Role:
@@ -478,7 +516,9 @@ def cut(p: Program, rv: Rendezvous) -> Cut | str:
                             tuple(ph.tensors.order()), tuple(ph.trips.order()), tuple(ph.bufs.order()),
                             tuple(ph.sems.order()), tuple(ph.groups.order()),
                             {ep.key: lo for ep, lo, _ in ph.engines}, build, loose=loose, handed_on=handed_on))
-    return Cut(tuple(slices), tuple(accesses), fr, fw)
+    kept = tuple(accesses)
+    return Cut(tuple(slices), tuple(_use(a, n) for n, a in enumerate(kept)), fr, fw,
+               lambda n: kept[n].leaf)
 
 
 def _keyed(tokens: Any, rows: Iterable[tuple[Any, ...]], flags: tuple[bool, ...], rest: tuple[Any, ...]) -> str:
@@ -599,7 +639,13 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             writes.setdefault(t, set()).add(k)
     fr = {t: frozenset(v) for t, v in reads.items()}
     fw = {t: frozenset(v) for t, v in writes.items()}
-    accesses: list[Access] = []
+    # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase (instances are
+    # walked in phase order, so each engine's list is in phase order as it fills).
+    rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
+    by_engine: list[list[Use]] = [[] for _ in rank]
+    # per instance with accesses: its template's ``_access_specs``, tensor names, buffer shift, renaming and offsets
+    made: dict[int, tuple[list[_AccessSpec], dict[str, str], int, Renaming, dict[str, int]]] = {}
+    new_use = tuple.__new__
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
     specs: dict[int, list[_AccessSpec]] = {}  # per template, ``_access_specs``
@@ -617,19 +663,19 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
             if spec is None:
                 spec = specs[inst.template] = _access_specs(w)
             listed = tiles_of.setdefault(inst.template, {})
-            for i, (acc, engine, top, rest, op, tensor, write, nest) in enumerate(spec):
-                if not write and tmap[tensor] in fixed:
+            made[k] = (spec, tmap, nb, ren, offsets)
+            for i, (acc, engine, top, rest, op, tensor, write, _nest) in enumerate(spec):
+                t = tmap[tensor]
+                if not write and t in fixed:
                     continue
                 # Every instance's copy touches the tiles its template access touches, of its own tensor: the same
                 # address, tile count, guard and loop counts (a trip count stays a trip: unlisted either way).
                 got = listed.get(i, _UNLISTED)
                 if got is _UNLISTED:
                     got = listed[i] = _tiles(acc)
-                off = offsets[engine]
-                loops = tuple([LoopCtx((lp + off, *lrest), var, count if fixed_count else ren.count(count))
-                               for lp, lrest, var, count, fixed_count in nest]) if nest else ()
-                accesses.append(Access(Leaf(engine, -1, (top + off, *rest), _access_op(op, nb, tmap, ren), loops, k),
-                                       k, acc.guarded, got))
+                # ``tuple.__new__``: the named tuple's own ``__new__`` is a Python function, called 72,413 times here
+                by_engine[rank[engine]].append(new_use(Use, (t, k, write, op.part is None, acc.guarded, got, engine,
+                                                             (top + offsets[engine], *rest), (k, i))))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
@@ -694,16 +740,24 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
                             tuple(b + nb for b in ph.bufs.order()), tuple(x + ns for x in ph.sems.order()),
                             tuple(x + ng for x in ph.groups.order()), offsets, build, loose=loose,
                             handed_on=handed_on))
-    # In the order ``cut`` walks the expansion: engine by engine (participant order), phase by phase.
-    rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
-    accesses.sort(key=lambda a: (rank[a.leaf.engine], a.phase))
-    return Cut(tuple(slices), tuple(accesses), fr, fw)
+    uses = tuple(u for us in by_engine for u in us)
+
+    def leaf_of(at: tuple[int, int]) -> Leaf:
+        """The leaf of instance ``k``'s copy of its template's access ``i`` as the expansion has it."""
+        k, i = at
+        spec, tmap, nb, ren, offsets = made[k]
+        _acc, engine, top, rest, op, _tensor, _write, nest = spec[i]
+        off = offsets[engine]
+        loops = tuple([LoopCtx((lp + off, *lrest), var, count if fixed_count else ren.count(count))
+                       for lp, lrest, var, count, fixed_count in nest])
+        return Leaf(engine, -1, (top + off, *rest), _access_op(op, nb, tmap, ren), loops, k)
+    return Cut(tuple(slices), uses, fr, fw, leaf_of)
 
 
 #: A template access as ``cut_templated`` copies it per instance: the access, its engine, its op path's top-level
 #: index and the rest, its op and tensor, whether it writes, and per enclosing loop the top-level index of its path,
 #: the rest, its variable, its count and whether the count is a constant.
-_AccessSpec = tuple[Access, str, int, tuple[int, ...], Op, str, bool,
+_AccessSpec = tuple[Access, str, int, tuple[int, ...], ReadTiles | WriteTiles, str, bool,
                     tuple[tuple[int, tuple[int, ...], str, Any, bool], ...]]
 
 
@@ -1072,7 +1126,7 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
         deadlock_ok.append(ok)
         live = live and deadlock_ok[-1]
         results += mapped
-        bad = sum(1 for r in mapped if r.verdict != Verdict.PROVED)
+        bad = len(mapped) - operator.countOf(map(_VERDICT, mapped), Verdict.PROVED)
         how = (f"equal up to renaming{'' if c.slices[src].key == sl.key else ' (and handing on fewer buffers)'} to "
                f"slice {src}: {len(mapped)} obligations, proofs reused"
                if src is not None else f"{len(mapped)} obligations")
@@ -1096,8 +1150,10 @@ def _refuted_by_runs(p: Program | TemplatedProgram, results: list[Result]) -> li
     result re-decided for the composition (``_slot_reuse``) or failed for a reason of the composition is decided on
     no run of its own. Its name keeps its ``slice<j>/`` head; the subject after it is the composed program's. A
     templated program is left as it is (its instance names are not checked against an expansion here)."""
+    if not isinstance(p, Program):  # before the scan for failed results: a templated step has hundreds of thousands
+        return results
     failed = [i for i, r in enumerate(results) if r.verdict == Verdict.FAILED]
-    if not failed or not isinstance(p, Program) or sum(1 for ep in p.programs for _ in walk(ep.ops)) > WITNESS_OPS:
+    if not failed or sum(1 for ep in p.programs for _ in walk(ep.ops)) > WITNESS_OPS:
         return results
     from verispatial.certify.reach import analyse
     from verispatial.certify.witness import refute_by_runs
@@ -1131,6 +1187,8 @@ def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> lis
     termination). A slice's balance refutation ends the slice's run, but the composed run ends only if every later
     slice ends too: it stands for the composition only when every later slice is proved deadlock-free, and fails to
     prove otherwise (the later slice's deadlock is reported on its own)."""
+    if Verdict.REFUTED not in set(map(_VERDICT, results)):
+        return results  # nothing refuted, nothing changes (a proved step's 377,074 results, read without a loop)
     out: list[Result] = []
     for r in results:
         if r.family != "balance" or r.verdict != Verdict.REFUTED:  # only a balance refutation changes: parse no other
@@ -1240,6 +1298,8 @@ class _Names:
         self.source: dict[int, list[str]] = {}
         self._compiled: dict[int, _Compiled] = {}
         self._reasons: dict[tuple[int, bool], list[str]] = {}
+        #: per report (by id: each is held alive by ``_certify_composed`` throughout), ``columns``
+        self._columns: dict[int, tuple[list[str], list[Verdict]]] = {}
         self._roles: dict[str, Role] | None = None
 
     def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
@@ -1257,6 +1317,13 @@ class _Names:
         got = self.source.get(src.index)
         if got is None:
             got = self.source[src.index] = [render(ps, src) for ps in self.of(src.index, report)]
+        return got
+
+    def columns(self, report: Report) -> tuple[list[str], list[Verdict]]:
+        """The families and verdicts of ``report``'s results, in order, once per report (every slice reusing it)."""
+        got = self._columns.get(id(report))
+        if got is None:
+            got = self._columns[id(report)] = ([r.family for r in report.results], [r.verdict for r in report.results])
         return got
 
     def compiled(self, j: int, report: Report) -> _Compiled:
@@ -1307,10 +1374,10 @@ class _Compiled:
             # itemgetter of one index gives the text itself, which ``%`` takes as its one argument; of none, ().
             self.forms.append(("".join(fmt), operator.itemgetter(*at) if at else _no_tokens))
 
-    def names(self, sl: Slice) -> list[str]:
-        """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each)."""
+    def names(self, sl: Slice, head: str = "") -> list[str]:
+        """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each), after ``head``."""
         vals = [_token_text(t, sl) for t in self.tokens]
-        return [fmt % get(vals) for fmt, get in self.forms]
+        return [head + fmt % get(vals) for fmt, get in self.forms]
 
 
 def _no_tokens(_vals: list[str]) -> tuple[()]:
@@ -1352,7 +1419,7 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     head = f"slice{j}/"
-    shown = known.compiled(j if src is None else src, report).names(sl)
+    shown = known.compiled(j if src is None else src, report).names(sl, head)
     reasons = known.reused_reasons(src_slice, report, src_slice.key != sl.key) if src_slice is not None else []
     reused = src is not None and src_slice is not None
     starts = tuple(earlier)
@@ -1360,7 +1427,7 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
 
     def mapped(i: int, r: Result) -> Result:
         """Result ``r`` (slice result ``i``, or the slot-reuse result replacing it) in the composed names."""
-        name = head + shown[i]
+        name = shown[i]
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
@@ -1384,14 +1451,21 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # over the writes of every phase up to this one instead, ``cross_phase``); a reused one (most of an 80-layer
     # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
     # replaces it.
-    if reused and not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
-        return plain_results((r.family, head + n, r.verdict, why)
-                             for r, n, why in zip(report.results, shown, reasons, strict=True))
     if reused:
-        return [Result(r.family, head + n, r.verdict, why, None, 0.0) if r.name not in replaced
-                else mapped(i, replaced[r.name])
-                for i, (r, n, why) in enumerate(zip(report.results, shown, reasons, strict=True))
-                if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
+        families, verdicts = known.columns(report)
+        if not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
+            return plain_results(families, shown, verdicts, reasons)
+        # the kept results built as the plain pass does, then those a slot-reuse result replaces
+        keep = [not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier)) for r in report.results]
+        kept = list(itertools.compress(range(len(keep)), keep))
+        out = plain_results(itertools.compress(families, keep), itertools.compress(shown, keep),
+                            itertools.compress(verdicts, keep), itertools.compress(reasons, keep))
+        if replaced:
+            for x, i in enumerate(kept):
+                got = replaced.get(report.results[i].name)
+                if got is not None:
+                    out[x] = mapped(i, got)
+        return out
     return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
             if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
 
@@ -1467,39 +1541,36 @@ def _tile_list(acc: Access) -> frozenset[int] | None:
 class _Written:
     """Per tensor: the tiles written by the accesses of each phase (None when some write cannot be listed)."""
 
-    def __init__(self, accesses: Iterable[Access]) -> None:
-        self.by: dict[str, dict[int, list[Access]]] = {}
-        for acc in accesses:
-            if acc.write:
-                op = acc.leaf.op
-                assert isinstance(op, WriteTiles)
-                if op.part is not None:
-                    # A part of a page writes the tile only together with others (docs/semantics.md, "Part-page
-                    # transfers"): coverage rests on whole writes alone, so a proof never counts a part as the tile;
-                    # a tile written only in parts is a candidate the interpreter must replay, else failed-to-prove.
-                    continue
-                self.by.setdefault(op.tensor, {}).setdefault(acc.phase, []).append(acc)
+    def __init__(self, c: Cut) -> None:
+        self.c = c
+        self.by: dict[str, dict[int, list[Use]]] = {}
+        for u in c.uses:
+            # A part of a page writes the tile only together with others (docs/semantics.md, "Part-page
+            # transfers"): coverage rests on whole writes alone, so a proof never counts a part as the tile;
+            # a tile written only in parts is a candidate the interpreter must replay, else failed-to-prove.
+            if u.write and u.whole:
+                self.by.setdefault(u.tensor, {}).setdefault(u.phase, []).append(u)
         self._sets: dict[tuple[str, int], set[int] | None] = {}
 
-    def writes(self, tensor: str, upto: int) -> list[Access]:
+    def writes(self, tensor: str, upto: int) -> list[Use]:
         return [a for ph, accs in sorted(self.by.get(tensor, {}).items()) if ph <= upto for a in accs]
+
+    def leaves(self, tensor: str, upto: int) -> list[Leaf]:
+        """The leaves of ``writes(tensor, upto)``."""
+        return [self.c.leaf_of(u.at) for u in self.writes(tensor, upto)]
 
     def tiles(self, tensor: str, upto: int) -> set[int] | None:
         key = (tensor, upto)
         if key not in self._sets:
             out: set[int] | None = set()
             for a in self.writes(tensor, upto):
-                got = None if a.guarded else _tiles(a)
+                got = None if a.guarded else self.c.tiles(a)
                 if got is None or out is None:
                     out = None
                     break
                 out |= got
             self._sets[key] = out
         return self._sets[key]
-
-
-def _ref(lf: Leaf) -> str:
-    return f"{lf.engine}{list(lf.path)}"
 
 
 def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: Sequence[Result],
@@ -1536,18 +1607,15 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
     assumed = _assumable(results, set(apae.values()))
     known = {**assumed, **{x.name: x for x in out}}
     roles = {t.name: t.role for t in p.tensors}
-    written = _Written(c.accesses)
+    written = _Written(c)
 
     # Happens-before across each closing boundary the data of a tensor crosses.
-    by_tensor: dict[str, list[Access]] = {}
-    for acc in c.accesses:
-        op = acc.leaf.op
-        assert isinstance(op, (ReadTiles, WriteTiles))
-        by_tensor.setdefault(op.tensor, []).append(acc)
+    by_tensor: dict[str, set[int]] = {}  # the phases accessing each tensor
+    for u in c.uses:
+        by_tensor.setdefault(u.tensor, set()).add(u.phase)
     for tensor in sorted(by_tensor):
-        accs = by_tensor[tensor]
         w = sorted(c.writes.get(tensor, frozenset()))
-        a = sorted({x.phase for x in accs})
+        a = sorted(by_tensor[tensor])
         if not w:
             continue
         state = roles.get(tensor) == Role.STATE
@@ -1557,7 +1625,7 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
             b = close_b[j]
             t0 = time.perf_counter()
             name = f"{R.HB_CROSS}:{tensor}:after-section-{b}"
-            before = sorted({x.phase for x in accs if x.phase <= j})
+            before = [x for x in a if x <= j]
             needs = [f"{R.RENDEZVOUS}:after-section-{b}", *[apae[i] for i in before]]
             out.append(_assumed(
                 name, f"{tensor} across the rendezvous after section {b}", needs, known, "happens-before",
@@ -1570,14 +1638,13 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
                     "the version of the earlier phases' completed writes and a write of a later phase is issued "
                     "after the earlier phases' reads landed" if state else ""), t0))
     # Reads covered by the writes of phases up to their own.
-    for acc in c.accesses:
-        op = acc.leaf.op
-        if not isinstance(op, ReadTiles) or roles.get(op.tensor) != Role.ACTIVATION:
+    for u in c.uses:
+        if u.write or roles.get(u.tensor) != Role.ACTIVATION:
             continue
-        ws = c.writes.get(op.tensor, frozenset())
-        if acc.phase in ws and min(ws) >= acc.phase:
+        ws = c.writes.get(u.tensor, frozenset())
+        if u.phase in ws and min(ws) >= u.phase:
             continue  # written in this phase only: the slice's own coverage obligation decides it
-        out.append(_read_coverage(p, op.tensor, acc, written, rlimit))
+        out.append(_read_coverage(p, u, written, rlimit))
     # Every tile of every output of the whole program is written by some phase.
     for t in p.tensors:
         if t.role == Role.OUTPUT:
@@ -1645,35 +1712,38 @@ def _refute_on_composition(p: Program | TemplatedProgram, name: str, cex: dict[s
                   time.perf_counter() - t0)
 
 
+_VERDICT = operator.attrgetter("verdict")
+
+
 #: The family of the cross-phase coverage obligations (an enum member's ``value`` is a property: read once).
 _HB = R.Family.HAPPENS_BEFORE.value
 
 
-def _read_coverage(p: Program | TemplatedProgram, tensor: str, acc: Access, written: _Written, rlimit: int) -> Result:
-    """``hb-activation:<T>:<read>``: every tile the read (of phase j) takes is written by a write of a phase <= j
-    (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
+def _read_coverage(p: Program | TemplatedProgram, u: Use, written: _Written, rlimit: int) -> Result:
+    """``hb-activation:<T>:<read>``: every tile the read ``u`` (of phase j) takes is written by a write of a phase
+    <= j (writes of later phases excluded: they are issued after the read, by the rendezvous lemma)."""
     t0 = time.perf_counter()
-    lf = acc.leaf
-    name = f"{R.HB_ACTIVATION}:{tensor}:{_ref(lf)}"
-    have = written.tiles(tensor, acc.phase)
-    need = _tiles(acc)
+    tensor, engine, path = u.tensor, u.engine, list(u.path)
+    name = f"{R.HB_ACTIVATION}:{tensor}:{engine}{path}"
+    have = written.tiles(tensor, u.phase)
+    need = written.c.tiles(u)
     if have is not None and need is not None:
         miss = [] if need <= have else sorted(need - have)
         if not miss:
-            return Result(_HB, name, Verdict.PROVED,
-                          f"every tile {lf.engine} reads of {tensor} in phase {acc.phase} is written by phases <= "
-                          f"{acc.phase} (exact: {len(need)} tiles listed)", seconds=time.perf_counter() - t0)
-        cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": lf.engine, "path": list(lf.path), "tile": miss[0],
-               "summary": f"{lf.engine} reads {tensor} tile {miss[0]} at {list(lf.path)} (phase {acc.phase}), "
-                          f"which no write of a phase <= {acc.phase} writes"}
+            return timed_result(_HB, name, Verdict.PROVED,
+                                f"every tile {engine} reads of {tensor} in phase {u.phase} is written by phases <= "
+                                f"{u.phase} (exact: {len(need)} tiles listed)", time.perf_counter() - t0)
+        cex = {"kind": "race", "rule": R.TENSOR_RACE, "engine": engine, "path": path, "tile": miss[0],
+               "summary": f"{engine} reads {tensor} tile {miss[0]} at {path} (phase {u.phase}), "
+                          f"which no write of a phase <= {u.phase} writes"}
         return _refute_on_composition(p, name, cex, t0)
-    if acc.guarded or any(x.guarded for x in written.writes(tensor, acc.phase)):
+    if u.guarded or any(x.guarded for x in written.writes(tensor, u.phase)):
         return Result(_HB, name, Verdict.FAILED, "an access under an if: coverage is not decided",
                       seconds=time.perf_counter() - t0)
-    r = _coverage(_shell(p), tensor, lf, [x.leaf for x in written.writes(tensor, acc.phase)], rlimit)
+    r = _coverage(_shell(p), tensor, written.c.leaf_of(u.at), written.leaves(tensor, u.phase), rlimit)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
         return _refute_on_composition(p, name, r.counterexample, t0)
-    return attrs.evolve(r, name=name, reason=r.reason + f" (writes of phases <= {acc.phase})")
+    return attrs.evolve(r, name=name, reason=r.reason + f" (writes of phases <= {u.phase})")
 
 
 def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written, rlimit: int) -> Result:
@@ -1695,12 +1765,12 @@ def _output_coverage(p: Program | TemplatedProgram, t: Tensor, written: _Written
             where = f"{p.participants[0][0]}.{p.participants[0][1].value}" if p.participants else ""
         else:
             where = p.programs[0].key if p.programs else ""
-        engine = next((x.leaf.engine for x in written.writes(t.name, last)), where)
+        engine = next((x.engine for x in written.writes(t.name, last)), where)
         cex = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": engine, "path": None, "tile": first,
                "summary": f"output {t.name} tile {first} is written by no write of it ({unwritten} tiles "
                           f"unwritten)"}
         return _refute_on_composition(p, name, cex, t0, at=[{"subject": TensorRef(t.name)}])
-    r = attrs.evolve(_output_coverage_query(_shell(p), t, [x.leaf for x in written.writes(t.name, last)], rlimit),
+    r = attrs.evolve(_output_coverage_query(_shell(p), t, written.leaves(t.name, last), rlimit),
                      name=name)
     if r.verdict == Verdict.REFUTED and r.counterexample is not None:
         return _refute_on_composition(p, name, r.counterexample, t0, at=[{"subject": TensorRef(t.name)}])
