@@ -57,12 +57,12 @@ IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 
 # Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
 def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True,
-                  vcs: tuple[int | None, int | None] = (None, None), between: Op = Flush()) -> Program:
+                  vcs: tuple[int | None, int | None] = (None, None), between: Op | None = None) -> Program:
     """``vcs``: the data multicast's and the flag's virtual channels; ``between``: the op between them when
-    ``flush``."""
+    ``flush`` (default a Flush)."""
     sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0),
               McastSend(0, 2, 0, 1, vc=vcs[0])]
-    sender += [between] if flush else []
+    sender += [between or Flush()] if flush else []
     sender += [McastSetValid(1, 0, 1, vc=vcs[1]), Push(0, 2), WriteBarrier()]
     receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
     receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
