@@ -403,9 +403,12 @@ class Interp:
             index((), ep.ops)
             self._ops.append(ops)
             self._bodies.append(bodies)
-        # Per engine: the virtual channel of each multicast, by path (``landings`` asks it of every entry in flight).
+        # Per engine: the virtual channel of each multicast, by path (``landings`` asks it of every entry in flight),
+        # and whether they all share one (then a Flush forgets the data multicasts it saw leave: only a flag on another
+        # channel asks of them, ``State.mc_since``, and keeping them would split equal futures into several states).
         self._vc = [{p: op.vc for p, op in ops.items() if isinstance(op, (McastSend, McastSetValid))}
                     for ops in self._ops]
+        self.one_vc = [len(set(vcs.values())) <= 1 for vcs in self._vc]
 
     def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:
         """The semaphore words, densely numbered (``word_id``), with their site, semaphore, initial value and the
