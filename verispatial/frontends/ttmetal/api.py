@@ -625,8 +625,8 @@ def _state_of(r: KernelReader, key: str, n: Any) -> nocstate.CmdState:
 def _set_state(r: KernelReader, key: str, addr: Any, size: Any, one_packet: bool, n: Any, vc: int | None = None) -> None:
     """A ``set_state`` call: the coordinate of ``addr``, and in the one-packet form the length ``size``; the
     multi-packet form leaves the length register as it was (ncrisc_noc_read_set_state, noc_nonblocking_api.h:1120-1145;
-    ncrisc_noc_write_set_state, :1249-1270); a write's the virtual channel ``vc`` it names (None: none). No transfer,
-    no op."""
+    ncrisc_noc_write_set_state, :1249-1270); for a write, the virtual channel ``vc`` it names (None: none, the unicast
+    write VC). No transfer, no op."""
     coord = _state_coord(r, addr, n, key)
     old = r.noc_cmd.get(key)
     if one_packet:
