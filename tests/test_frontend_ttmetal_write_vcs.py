@@ -13,10 +13,12 @@ receiver then publishes a page the data has not reached. A kernel may also name 
 argument of ``noc_async_write_multicast`` and ``noc_semaphore_set_multicast`` (``:952, :1777``), or
 ``NocOptions::CUSTOM_VC`` of the object API (``api/dataflow/noc.h:72, 99-105``).
 
-The program format does not say which VC a write takes (a unicast write is a ``McastSend`` on a one-core group, as is
-a multicast to a one-core rectangle), and the checker orders one engine's writes as one VC does: a kernel writing to
-other cores on both VCs is refused by name (``KernelReader.wrote_on``; docs/semantics.md, fidelity ledger). A write the kernel
-puts on a VC of its own is refused by name at its line (``api.own_write_vc``; docs/ttmetal.md)."""
+Each write's VC is in the program (``McastSend.vc``, ``McastSetValid.vc``: a unicast write is a ``McastSend`` on a
+one-core group, as is a multicast to a one-core rectangle), set from its call (``KernelReader.write_vc``), and the
+checker orders one engine's writes only on one VC: a flag on another VC than its data with no write barrier between
+is refuted by ``async-flag-overtake`` (a flush is not enough: it sees the data leave, not land), with a write barrier
+between it is proved. A VC the reading cannot know statically is refused by name at its line (``api.own_write_vc``;
+docs/ttmetal.md)."""
 
 from __future__ import annotations
 
@@ -28,9 +30,13 @@ import pytest
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
 
+import test_frontend_ttmetal_remote as remote  # noqa: E402
+
 from verispatial.certify.report import Verdict  # noqa: E402
 from verispatial.driver.run import certify  # noqa: E402
 from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
+from verispatial.ir import McastSend, McastSetValid  # noqa: E402
+from verispatial.ir.program import walk  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "ttmetal"
 DATA_MCAST = "noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), get_tile_size(cb), num_dests);"
@@ -76,61 +82,85 @@ def test_a_data_and_flag_multicast_on_one_vc_are_proved_without_a_flush(tmp_path
     assert report.exit_code == 0, [r.name for r in report.results if r.verdict is not Verdict.PROVED]
 
 
-@pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_a_kernel_writing_on_both_channels_is_refused_even_with_a_write_barrier(tmp_path: Path, target: str) -> None:
-    """With ``noc_async_write_barrier`` between, this flag follows its data; but the next iteration's data multicast
-    and this flag have none between, and the reading does not follow which barrier covers which pair across loops
-    and branches: a kernel writing to other cores on both channels is refused whatever its barriers (a refusal the
-    device would not give here: the program format needs each write's channel to do better)."""
-    with pytest.raises(Refused, match="NoC writes into L1 on two virtual channels"):
-        import_host(_host(tmp_path, target, _per_core("noc_async_write_barrier();\n        ")))
+def _not_proved(report: Any) -> dict[str, str]:
+    return {r.name: r.verdict.value for r in report.results if r.verdict is not Verdict.PROVED}
+
+
+def _overtaken(report: Any) -> list[str]:
+    """The flags refuted by ``async-flag-overtake``, each with a counterexample the interpreter replayed."""
+    out = []
+    for r in report.results:
+        if r.name.startswith("async-flag-overtake:") and r.verdict is Verdict.REFUTED:
+            cex = r.counterexample or {}
+            assert cex.get("kind") == "rule" or cex.get("replayed_by"), r.name
+            out.append(r.name)
+    return out
+
+
+def _channels(program: Any) -> list[tuple[str, int | None]]:
+    """Each write's class and virtual channel, in the sender's order."""
+    return [(type(op).__name__, op.vc) for ep in program.programs for op in walk(ep.ops)
+            if isinstance(op, (McastSend, McastSetValid))]
 
 
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_a_unicast_flag_after_a_data_multicast_is_refused(tmp_path: Path, target: str) -> None:
-    """Data on the multicast VC, its flag on the unicast VC, nothing between: the flag may land first and the
-    receiver publish the page before the tile reached it. The program format orders one engine's writes as one VC
-    does, so the kernel is refused by name at the first write on the second VC (it was proved)."""
-    with pytest.raises(Refused, match="NoC writes into L1 on two virtual channels") as e:
-        import_host(_host(tmp_path, target, _per_core("")))
-    assert "a unicast write here and a multicast write at" in str(e.value)
+def test_a_unicast_flag_after_its_data_multicast_and_a_write_barrier_is_proved(tmp_path: Path, target: str) -> None:
+    """Each receiver's tile on the multicast VC, ``noc_async_write_barrier``, then its flag on the unicast VC: the
+    barrier waits for the data to land, so the flag follows it on either target (this kernel was refused while the
+    program format did not carry a write's channel)."""
+    program = import_host(_host(tmp_path, target, _per_core("noc_async_write_barrier();\n        ")))
+    assert _channels(program) == [("McastSend", 4), ("McastSetValid", 1)] * 2
+    report = certify(program)
+    assert report.exit_code == 0, _not_proved(report)
+
+
+@pytest.mark.parametrize(("target", "between"), [("blackhole", ""), ("wormhole_b0", ""),
+                                                 ("wormhole_b0", "noc_async_writes_flushed();\n        ")])
+def test_a_unicast_flag_after_its_data_multicast_without_a_write_barrier_is_refuted(tmp_path: Path, target: str,
+                                                                                   between: str) -> None:
+    """Data on the multicast VC, its flag on the unicast VC, nothing between (or a flush, which sees the data leave
+    its source, not land): the flag may land first and the receiver publish the page before the tile reached it.
+    Refuted at each flag, with a run of the interpreter that breaks it."""
+    report = certify(import_host(_host(tmp_path, target, _per_core(between))))
+    assert len(_overtaken(report)) == 2
+    assert {n.split(":")[0] for n, v in _not_proved(report).items() if v == "refuted"} >= {
+        "async-flag-overtake", "mcast-publish"}
 
 
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_unicast_data_then_a_flag_multicast_is_refused(tmp_path: Path, target: str) -> None:
-    """The tile by a unicast write, then the flag multicast: two VCs again, refused at the flag's line."""
+def test_unicast_data_then_a_flag_multicast_is_refuted(tmp_path: Path, target: str) -> None:
+    """The tile by a unicast write (VC 1), then the flag multicast (VC 4): two VCs again, refuted at the flag."""
     calls = "noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb));\n        " + FLAG_MCAST
-    with pytest.raises(Refused, match="NoC writes into L1 on two virtual channels") as e:
-        import_host(_host(tmp_path, target, calls))
-    assert e.value.loc.line == FLAG_LINE
-    assert "a multicast write here and a unicast write at" in str(e.value)
+    program = import_host(_host(tmp_path, target, calls))
+    assert _channels(program) == [("McastSend", 1), ("McastSetValid", 4)]
+    assert len(_overtaken(certify(program))) == 1
 
 
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])
-def test_a_flag_multicast_on_a_vc_of_its_own_is_refused_at_its_line(tmp_path: Path, target: str) -> None:
+def test_a_flag_multicast_on_a_vc_of_its_own_is_refuted(tmp_path: Path, target: str) -> None:
     """The flag multicast on VC 5 (its ``vc`` argument), the data on the multicast VC 4, nothing between: the flag may
-    land first, and the program format cannot say which VC a write takes. Refused by name at the flag's line."""
+    land first."""
     flag = FLAG_MCAST.replace("num_dests);", "num_dests, false, noc_index, 5);")
-    with pytest.raises(Refused, match="NoC write on a virtual channel of its own") as e:
-        import_host(_host(tmp_path, target, f"{DATA_MCAST}\n        {flag}"))
-    assert e.value.loc.line == FLAG_LINE
-    assert "VC 5, the call's own is NOC_MULTICAST_WRITE_VC (4)" in str(e.value)
+    program = import_host(_host(tmp_path, target, f"{DATA_MCAST}\n        {flag}"))
+    assert _channels(program) == [("McastSend", 4), ("McastSetValid", 5)]
+    assert len(_overtaken(certify(program))) == 1
 
 
-@pytest.mark.parametrize(("calls", "line"), [
-    # the data multicast on the unicast VC
+@pytest.mark.parametrize(("calls", "channels", "overtaken"), [
+    # the data multicast on the unicast VC, the flag on the multicast VC
     (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_UNICAST_WRITE_VC);") + "\n        "
-     + FLAG_MCAST, FLAG_LINE - 1),
-    # a unicast write on the multicast VC, the flag on its own default
+     + FLAG_MCAST, [("McastSend", 1), ("McastSetValid", 4)], 1),
+    # a unicast write on the multicast VC, the flag on its own default: one VC, ordered (the second receiver gets
+    # no tile: cb-push-unfilled, whatever the channels)
     ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        " + FLAG_MCAST,
-     FLAG_LINE - 1),
+     [("McastSend", 4), ("McastSetValid", 4)], 0),
     ("noc_async_write_one_packet(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        "
-     + FLAG_MCAST, FLAG_LINE - 1),
+     + FLAG_MCAST, [("McastSend", 4), ("McastSetValid", 4)], 0),
 ])
-def test_a_classic_write_on_another_vc_is_refused_at_its_line(tmp_path: Path, calls: str, line: int) -> None:
-    with pytest.raises(Refused, match="NoC write on a virtual channel of its own") as e:
-        import_host(_host(tmp_path, "blackhole", calls))
-    assert e.value.loc.line == line
+def test_a_classic_write_names_its_vc(tmp_path: Path, calls: str, channels: list[Any], overtaken: int) -> None:
+    program = import_host(_host(tmp_path, "blackhole", calls))
+    assert _channels(program) == channels
+    assert len(_overtaken(certify(program))) == overtaken
 
 
 def test_the_default_vc_named_explicitly_is_read_as_the_call(tmp_path: Path) -> None:
@@ -138,18 +168,54 @@ def test_the_default_vc_named_explicitly_is_read_as_the_call(tmp_path: Path) -> 
     data = DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_MULTICAST_WRITE_VC);")
     flag = FLAG_MCAST.replace("num_dests);", "num_dests, false, noc_index, 4);")
     report = certify(import_host(_host(tmp_path, "blackhole", f"{data}\n        {flag}")))
-    assert report.exit_code == 0, [r.name for r in report.results if r.verdict is not Verdict.PROVED]
+    assert report.exit_code == 0, _not_proved(report)
 
 
-@pytest.mark.parametrize(("edit", "detail"), [
-    (lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
-        "{.page_id = i});", "{.page_id = i}, {.vc = 2});"), "NocOptions::CUSTOM_VC"),
-    (lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, {.page_id = i}, "
-                         "{.vc = 2});\n        noc.async_write("), "noc_opts {.vc = 2}"),
+@pytest.mark.parametrize(("vc", "construct", "detail"), [
+    ("get_arg_val<uint32_t>(0)", "NoC write on a virtual channel not known statically",
+     "VC get_arg_val<uint32_t>(0)"),
+    ("16", "NoC write on a virtual channel not of the NoC", "VC 16, the NoC has 16"),
 ])
-def test_an_object_api_write_on_a_vc_of_its_own_is_refused(tmp_path: Path, edit: Any, detail: str) -> None:
+def test_a_vc_not_known_statically_or_not_of_the_noc_is_refused_at_its_line(tmp_path: Path, vc: str, construct: str,
+                                                                           detail: str) -> None:
+    data = DATA_MCAST.replace("num_dests);", f"num_dests, false, noc_index, {vc});")
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(_host(tmp_path, "blackhole", f"{data}\n        {FLAG_MCAST}"))
+    assert e.value.loc.line == FLAG_LINE - 1
+    assert detail in str(e.value)
+
+
+@pytest.mark.parametrize(("form", "vc"), [
+    ("classic", 1),
+    ("classic-vc", 3),
+    ("endpoint", 1),
+    ("endpoint-vc", 2),
+])
+def test_a_remote_write_takes_the_vc_its_call_names(tmp_path: Path, form: str, vc: int) -> None:
+    """A unicast remote write of pages (tests/test_frontend_ttmetal_remote.py): ``noc_async_write`` on
+    ``NOC_UNICAST_WRITE_VC`` 1 or its ``vc`` argument; Metal 2.0 ``noc.async_write`` on ``NOC_UNICAST_WRITE_VC``, or
+    ``noc_opts.vc`` with ``NocOptions::CUSTOM_VC`` (api/dataflow/noc.h:417-418, 449-451)."""
+    base = write = remote.WRITES[form.removesuffix("-vc")]
+    if form == "classic-vc":
+        write = base.replace("tile_bytes);", "tile_bytes, noc_index, 3);")
+    elif form == "endpoint-vc":
+        write = base.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
+            "c2.get_write_ptr()});", "c2.get_write_ptr()}, {.vc = 2});")
+    assert (write != base) == form.endswith("-vc")
+    ((_site, op),) = remote._ops(remote._push(tmp_path, write), McastSend)
+    assert op.vc == vc
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
+        "{.page_id = i});", "{.page_id = i}, {.vc = 2});"),
+    lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, {.page_id = i}, "
+                        "{.vc = 2});\n        noc.async_write("),
+])
+def test_an_object_api_write_to_a_tensor_on_a_vc_of_its_own_is_read(tmp_path: Path, edit: Any) -> None:
     """Metal 2.0: ``async_write<NocOptions::CUSTOM_VC>`` writes on ``noc_opts.vc``; ``set_async_write_state`` on
-    ``noc_opts.vc`` whatever its options (``api/dataflow/noc.h:552-556``). Refused by name at the call."""
+    ``noc_opts.vc`` whatever its options (``api/dataflow/noc.h:552-556``). A write to a tensor page is a
+    ``WriteTiles``, which the model orders with nothing but its barriers on any channel: the copy proves."""
     text = (DATA / "copy" / "writer.cpp").read_text()
     changed = edit(text)
     assert changed != text
@@ -160,8 +226,5 @@ def test_an_object_api_write_on_a_vc_of_its_own_is_refused(tmp_path: Path, edit:
     d["target"] = "blackhole"
     host = tmp_path / "host.yaml"
     host.write_text(yaml.safe_dump(d))
-    line = next(k for k, x in enumerate(changed.splitlines(), 1) if "vc = 2" in x)
-    with pytest.raises(Refused, match="NoC write on a virtual channel of its own") as e:
-        import_host(host)
-    assert e.value.loc.line == line
-    assert detail in str(e.value)
+    report = certify(import_host(host))
+    assert report.exit_code == 0, _not_proved(report)

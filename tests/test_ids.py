@@ -32,9 +32,9 @@ from verispatial.ir import (
 )
 from verispatial.ir.ids import Renaming, op_ids
 
-#: Op fields that name no entity (sizes, values, flags, loop structure).
+#: Op fields that name no entity (sizes, values, flags, loop structure, a write's NoC virtual channel).
 NOT_IDS = {"pages", "tiles", "by", "value", "cond", "terms", "num_dests", "front", "addr", "kind", "accumulate", "dtype",
-           "var", "body", "when", "offset", "drain", "behind", "part", "store"}
+           "var", "body", "when", "offset", "drain", "behind", "part", "store", "vc"}
 ID_KINDS = {"buffer", "semaphore", "group", "tensor", "count", "site", "operands"}
 
 

@@ -314,14 +314,16 @@ def test_a_trip_is_one_choice_for_every_loop_that_reads_it() -> None:
     assert sum(t.kind == "branch" for t in net.transitions) == 8
 
 
-def _flags(target: Target, recv_value: int) -> Program:
-    """(0,0).reader multicasts the flag word from two source words (1, then 2) into (1,0) with no barrier between,
-    then tells (1,0).reader it is done; (1,0).reader waits for that, then for the flag ``== recv_value``."""
+def _flags(target: Target, recv_value: int, vcs: tuple[int | None, int | None] = (None, None)) -> Program:
+    """(0,0).reader multicasts the flag word from two source words (1, then 2) into (1,0) with no barrier between
+    (on virtual channels ``vcs``), then tells (1,0).reader it is done; (1,0).reader waits for that, then for the flag
+    ``== recv_value``."""
     p = load_program(ROOT / "examples" / "mcast_pair.json")
     a, b = Site(0, 0), Site(1, 0)
     sems = (Semaphore(0, "flag", (a, b)), Semaphore(1, "one", (a,), 1), Semaphore(2, "two", (a,), 2),
             Semaphore(3, "done", (b,)))
-    send = (McastSetValid(0, 0, 1, src=1), McastSetValid(0, 0, 1, src=2), WriteBarrier(), SemInc(3, b, 1),
+    send = (McastSetValid(0, 0, 1, src=1, vc=vcs[0]), McastSetValid(0, 0, 1, src=2, vc=vcs[1]), WriteBarrier(),
+            SemInc(3, b, 1),
             AtomicBarrier())
     recv = (SemWait(3, WaitCond.GE, 1), SemWait(0, WaitCond.EQ, recv_value))
     eps = tuple(attrs.evolve(ep, ops={"(0,0).reader": send, "(1,0).reader": recv}.get(ep.key, ()), section_starts=())
@@ -339,6 +341,19 @@ def test_flag_writes_in_flight_land_in_the_order_they_left(target: Target, dead:
     assert _dead(p) == dead
     net = net_of(p)
     assert any(pl.kind == "queue" for pl in net.places)
+
+
+def test_flag_writes_on_two_virtual_channels_keep_no_order() -> None:
+    """The two flags on one named channel are queued as on the default one; on two channels (VC 4, then VC 1) they
+    may land in either order on Wormhole too (tt-metal #55555: the explorer reaches the flag at 1 and the receiver's
+    hang), which the net, whose queues order one channel, refuses by name rather than decide."""
+    one = _flags(WORMHOLE, 2, (4, 4))
+    assert explore(one).verdict != "deadlock"
+    assert not _dead(one)
+    two = _flags(WORMHOLE, 2, (4, 1))
+    assert explore(two).verdict == "deadlock"
+    with pytest.raises(NetUnsupported, match=re.escape("both land at (1,0)")):
+        net_of(two)
 
 
 def test_what_the_net_cannot_express_is_refused_by_name(tmp_path: Path,

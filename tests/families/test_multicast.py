@@ -56,11 +56,14 @@ IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 
 
 # Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
-def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True) -> Program:
+def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True,
+                  vcs: tuple[int | None, int | None] = (None, None), between: Op | None = None) -> Program:
+    """``vcs``: the data multicast's and the flag's virtual channels; ``between``: the op between them when
+    ``flush`` (default a Flush)."""
     sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0),
-              McastSend(0, 2, 0, 1)]
-    sender += [Flush()] if flush else []
-    sender += [McastSetValid(1, 0, 1), Push(0, 2), WriteBarrier()]
+              McastSend(0, 2, 0, 1, vc=vcs[0])]
+    sender += [between or Flush()] if flush else []
+    sender += [McastSetValid(1, 0, 1, vc=vcs[1]), Push(0, 2), WriteBarrier()]
     receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
     receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
     receiver += [Push(1, 2), AtomicBarrier()]
@@ -490,6 +493,90 @@ def test_each_chain_finds_the_flag_that_may_overtake_its_data() -> None:
     ordered = mcast_program(WORMHOLE, flush=False)
     assert (simulate(ordered).violations, findings(ordered)) == ((), [])
     assert asserted(to_promela(ordered), R.ASYNC_FLAG_OVERTAKE) == []
+
+
+# ---------------------------------------------------------------------------------------------- virtual channels
+
+
+def test_a_flag_on_another_virtual_channel_than_its_data_may_land_first_after_a_flush() -> None:
+    """Across virtual channels the NoC keeps no order (tt-metal #55555): on Wormhole, with the data multicast on VC 4
+    and the flag on VC 1, the flag may leave before the data, and once both left (the Flush saw the data leave) it may
+    still land first. On one channel neither happens (test above)."""
+    p = mcast_program(flush=True, vcs=(4, 1))
+    it = Interp(p)
+    s = it.initial()
+    for t in _to_send(flush=True):
+        s = it.fire(s, t)
+    s = it.fire(s, Transition("leave", 0, 0))
+    s = it.fire(s, Transition("step", 0))  # Flush: the data left
+    s = it.fire(s, Transition("step", 0))  # McastSetValid issued
+    s = it.fire(s, Transition("leave", 0, 1))
+    assert Transition("land", 0, 1, 3) in it.enabled(s)  # the flag lands on sem1@(1,0) before the data
+    unflushed = mcast_program(flush=False, vcs=(4, 1))
+    it = Interp(unflushed)
+    s = it.initial()
+    for t in _to_send(flush=False):
+        s = it.fire(s, t)
+    assert [t for t in it.enabled(s) if t.kind != "step"] == [Transition("leave", 0, 0), Transition("leave", 0, 1)]
+
+
+def _not_proved(p: Program) -> dict[str, tuple[str, bool]]:
+    """Each result of the checker that is not proved, but for the memory map's (these programs have none): its
+    verdict and whether the interpreter replayed its counterexample."""
+    from verispatial.driver.run import certify
+
+    return {r.name: (r.verdict.value, _replayed(r)) for r in certify(p).results
+            if r.verdict.value != "proved" and not r.name.startswith(("memory-map", f"{R.MCAST_ADDRESS}:"))}
+
+
+def test_a_flag_on_another_virtual_channel_needs_a_write_barrier_after_its_data() -> None:
+    """Data multicast on VC 4 (``noc_async_write_multicast``), flag on VC 1 (``noc_semaphore_set_remote``), to the
+    same core on Wormhole. With nothing between, ``async-flag-overtake`` is refuted at the flag and the receiver may
+    publish pages no data landed in (a run of the interpreter: the flag landed first). A Flush between is not enough
+    across channels (it sees the data leave, not land: ``NIU_MST_NONPOSTED_WR_REQ_SENT``); a WriteBarrier is
+    (``NIU_MST_WR_ACK_RECEIVED``), and so is one channel for both, which Wormhole keeps in order."""
+    overtake = {f"{R.ASYNC_FLAG_OVERTAKE}:{RA}:[7]": ("refuted", True),
+                f"{R.MCAST_SLOT}:{RA}:[6]": ("refuted", True), f"{R.MCAST_PUBLISH}:{RB}:[4]": ("refuted", True)}
+    assert _not_proved(mcast_program(flush=False, vcs=(4, 1))) == overtake
+    flushed = _not_proved(mcast_program(flush=True, vcs=(4, 1)))
+    assert flushed[f"{R.ASYNC_FLAG_OVERTAKE}:{RA}:[8]"] == ("refuted", True)
+    assert flushed[f"{R.MCAST_PUBLISH}:{RB}:[4]"] == ("refuted", True)
+    assert _not_proved(mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier())) == {}
+    assert _not_proved(mcast_program(flush=False, vcs=(4, 4))) == {}
+    assert _not_proved(mcast_program(flush=False, vcs=(None, None))) == {}
+
+
+def test_each_chain_finds_the_flag_on_another_virtual_channel() -> None:
+    """The interpreter, the per-engine rules and the Promela model find the flag on VC 1 after the data on VC 4 at
+    the flag (ops[7]) with nothing or a Flush between, none of them with a WriteBarrier between."""
+    for flush, between, at in ((False, Flush(), (7,)), (True, Flush(), (8,))):
+        m = mcast_program(flush=flush, vcs=(4, 1), between=between)
+        v = only(simulate(m))
+        assert where(v) == (R.ASYNC_FLAG_OVERTAKE, RA, at, ())
+        assert v.message == ("mcast_set_valid(sem1, g0) may overtake the mcast_send of b0: no write_barrier between "
+                             "them and it travels on VC 1, they on another (no order across virtual channels)")
+        assert findings(m) == [(R.ASYNC_FLAG_OVERTAKE, RA, at)]
+        assert asserted(to_promela(m), R.ASYNC_FLAG_OVERTAKE) == ["O_0_" + "_".join(map(str, at))]
+    barrier = mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier())
+    assert (simulate(barrier).violations, findings(barrier)) == ((), [])
+    assert asserted(to_promela(barrier), R.ASYNC_FLAG_OVERTAKE) == ["O_0_8"]  # asserted, holds: mw_mask is clear
+
+
+def test_the_explicit_state_search_agrees_on_virtual_channels() -> None:
+    """Every interleaving (``explore``): the flag on another channel reaches ``mcast-publish-early`` at the receiver's
+    push unless a WriteBarrier separates it from its data; on one channel no run does."""
+    def rules(p: Program) -> set[str]:
+        return {f.violation.rule for f in explore(p).violations}
+
+    assert R.MCAST_PUBLISH_EARLY in rules(mcast_program(flush=True, vcs=(4, 1)))
+    assert R.MCAST_PUBLISH_EARLY not in rules(mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier()))
+    assert rules(mcast_program(flush=False, vcs=(4, 4))) == set()
+
+
+def test_validate_refuses_a_virtual_channel_past_the_nocs() -> None:
+    (why,) = validate(mcast_program(vcs=(16, None)))
+    assert (why.engine, why.path) == (RA, (6,))
+    assert why.rule.endswith("vc must be a NoC virtual channel in [0, 15] (or null: the default channel), got 16")
 
 
 def test_the_family_tables_cover_the_family_op_classes() -> None:

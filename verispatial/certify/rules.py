@@ -8,7 +8,7 @@ Each op class's rule is its family's (``families/<family>/encoding.py``: ``HANDL
 here; an op class no family handles raises ``UnhandledOp``. The facts, each documented by the family that keeps it:
 per buffer ``b`` and relative to the engine's own pointers, the windows ``("rsv", ...)`` and ``("wt", ...)``
 (``families/cb/encoding.py``; docs/semantics.md, "Circular-buffer windows"); the outstanding reads, writes, sources
-and increments ``("rd", ...)``, ``("rdp", ...)``, ``("sb", ...)``, ``("sf", ...)``, ``("sw", ...)``, ``("mw",)``,
+and increments ``("rd", ...)``, ``("rdp", ...)``, ``("sb", ...)``, ``("sf", ...)``, ``("sw", ...)``, ``("mw", ...)``,
 ``("w",)``, ``("a",)`` (``families/noc/encoding.py``); the pages a path pushed while fewer than a ring ``("few", ...)``
 (``families/cb/encoding.py``, read by a multicast of pages already pushed); the accumulator ``("acc", ...)``, ``("acct", ...)``
 (``families/accumulator/encoding.py``). Slots are kept modulo the capacity (the bytes a page occupies), so the

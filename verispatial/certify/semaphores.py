@@ -63,11 +63,12 @@ Protocols:
   value a sequence word ever holds is at most the largest rising value set so far: a passed wait saw at least its
   threshold, so that largest value is at least the threshold (a fact in every run, ``counters.py``). Once the
   source is not changed before a flag leaves (``async-source-reuse``), a flag copies the value of the set its
-  carrier names, and the flags of one engine reading the word land at each destination in the order they left,
-  which is issue order for flags that copy different values (a set between them waits for the earlier one to
-  leave): a destination holds the latest copy that landed, non-decreasing until the copy of the reset. So once
-  everything landed (as in a deadlock) a destination's value is the largest value a flag issued to it copied, or
-  ``init`` once a copy of the reset was issued; the own word's is its owner's latest set, or ``init`` after a reset,
+  carrier names, and the flags of one engine reading the word land at each destination in the order they left
+  (they share one virtual channel: flags on two are outside the protocol), which is issue order for flags that copy
+  different values (a set between them waits for the earlier one to leave): a destination holds the latest copy
+  that landed, non-decreasing until the copy of the reset. So once everything landed (as in a deadlock) a
+  destination's value is the largest value a flag issued to it copied, or ``init`` once a copy of the reset was
+  issued; the own word's is its owner's latest set, or ``init`` after a reset,
   when every loopback copy lands and is seen by a wait of its owner on the word before the owner's next set
   (obligation ``sem-set-race``, decided on the owner's program order alone: ``encoding.loopback_unseen``; a copy
   landing after a set would take the word back, and the landing marks the word until the owner observes it). An
@@ -626,6 +627,9 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
         if lf.engine != owner or not isinstance(lf.op, McastSetValid) or lf.op.source != sem:
             return (f"{lf.engine}'s flag multicast at {list(lf.path)} lands on a word {owner} sets to several values "
                     "(only its owner's copies of the word itself may)")
+    if len({lf.op.vc for lf in reads if isinstance(lf.op, McastSetValid)}) > 1:
+        return (f"{owner}'s flag multicasts of it travel on several virtual channels (decided: one channel, on which "
+                "copies land in the order they left)")
     trip_max = p.trip_max()
     early: list[Leaf] = []
     rising: list[Leaf] = []
@@ -696,6 +700,8 @@ def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[
     for f in reads:
         if not isinstance(f.op, McastSetValid) or site in p.groups[f.op.group].destinations():
             return None
+    if len({f.op.vc for f in reads if isinstance(f.op, McastSetValid)}) > 1:
+        return None  # copies land in the order they left on one virtual channel only
     epoch_of: list[int] = []
     prev, e = init, -1
     for lf in sets:

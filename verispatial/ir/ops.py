@@ -20,6 +20,21 @@ ID_BUFFER, ID_SEMAPHORE, ID_GROUP, ID_TENSOR, ID_COUNT, ID_SITE, ID_OPERANDS = (
     "buffer", "semaphore", "group", "tensor", "count", "site", "operands")
 
 
+#: The NoC virtual channel field of a write (``McastSend.vc``, ``McastSetValid.vc``): two writes of one engine leave
+#: and land in issue order only on a target whose writes stay ordered *and* when they share a channel (equal ``vc``;
+#: None is one channel of its own, the one every write naming none shares, so a program naming none means what it
+#: meant before the field). The unicast calls travel on ``NOC_UNICAST_WRITE_VC`` 1, the multicast calls on
+#: ``NOC_MULTICAST_WRITE_VC`` 4 (ttnn 0.81.1 ``tt_metal/hw/inc/internal/dataflow/dataflow_api_common.h:62-64``); across
+#: channels the NoC keeps no order (tt-metal #55555). A channel is a number below ``NOC_VCS``, 16
+#: (``internal/tt-1xx/wormhole/noc/noc_parameters.h:230``).
+NOC_VCS = 16
+
+
+def vc_text(vc: int | None) -> str:
+    """A write's virtual channel as messages name it: ``VC 4``, or ``the default channel`` for None."""
+    return "the default channel" if vc is None else f"VC {vc}"
+
+
 @attrs.frozen
 class Reserve:
     """Block until ``pushed - popped + pages <= capacity`` of ``buf`` (cb_reserve_back). No effect."""
@@ -141,6 +156,8 @@ class McastSend:
     push (``reader_mcast_sender_unary_sharded_ln.cpp:267-282``, ttnn 0.81.1); the contributed multicast example's
     coordinator pushes the tile it read and multicasts it from the same address (``coordinator_kernel.cpp:28, 38,
     58``, tt-metal).
+
+    ``vc``: the NoC virtual channel it travels on (``NOC_VCS``); None, the one channel every write naming none shares.
     """
 
     buf: int = attrs.field(metadata={"id": ID_BUFFER})
@@ -151,6 +168,7 @@ class McastSend:
     dst: int | None = attrs.field(default=None, metadata={"id": ID_BUFFER})
     offset: int = 0
     behind: int = 0
+    vc: int | None = None
 
     @property
     def dest(self) -> int:
@@ -163,12 +181,15 @@ class McastSend:
 class McastSetValid:
     """Asynchronous multicast of this site's word of ``src`` (default: ``sem`` itself) into the word of ``sem`` at
     every destination of ``group`` (noc_semaphore_set_multicast(src_l1, dst_mcast_addr, num_dests)). The source
-    word is read when the write leaves. ``num_dests`` counts acknowledgements as ``McastSend``'s does."""
+    word is read when the write leaves. ``num_dests`` counts acknowledgements as ``McastSend``'s does; ``vc`` is its
+    virtual channel as ``McastSend``'s is (``NOC_VCS``). A unicast flag (``noc_semaphore_set_remote``) is this op on a
+    one-core group."""
 
     sem: int = attrs.field(metadata={"id": ID_SEMAPHORE})
     group: int = attrs.field(metadata={"id": ID_GROUP})
     num_dests: int = attrs.field()
     src: int | None = attrs.field(default=None, metadata={"id": ID_SEMAPHORE})
+    vc: int | None = None
 
     @property
     def source(self) -> int:
@@ -678,6 +699,9 @@ def op_text(op: Op, buffers: Mapping[int, str] | None = None, semaphores: Mappin
                 fields.append(f"pushed {v} back")
         elif a.name == "num_dests":
             fields.append(f"{v} dests")
+        elif a.name == "vc":
+            if v is not None:
+                fields.append(f"vc {v}")
         elif a.name == "ins":
             fields.extend(f"{b(o.buf)}[{o.pages}]" for o in v)
         elif a.name == "in_place":

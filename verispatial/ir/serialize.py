@@ -36,6 +36,7 @@ from verispatial.ir.ops import (
     If,
     Loop,
     McastSend,
+    McastSetValid,
     Op,
     PackAcc,
     Part,
@@ -129,6 +130,11 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
         v = getattr(op, a.name)
         if isinstance(op, CONTAINERS) and a.name == "body":
             d["body"] = [_unstructure_op(o) for o in v]
+        elif isinstance(op, (McastSend, McastSetValid)) and a.name == "vc":
+            # Written only when named: a write on the default channel (every document from before the field, and its
+            # certificate's program digest) keeps its bytes.
+            if v is not None:
+                d["vc"] = v
         elif isinstance(op, PackAcc) and a.name == "accumulate":
             # Written only when true: documents from before the field (and their certificates' program digests)
             # stay byte for byte what they were.
@@ -154,7 +160,7 @@ def _unstructure_op(op: Op) -> dict[str, Any]:
         else:
             d[a.name] = _conv.unstructure(v)
     # Defaults are kept (the format is explicit so other tools need not know them), except pack_acc's accumulate,
-    # mcast_send's dst, offset and behind
+    # mcast_send's dst, offset and behind, a write's vc
     # (and a semaphore's host_init, a dynamic address part's buf).
     return d
 

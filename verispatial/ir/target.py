@@ -21,8 +21,9 @@ class Target:
       ``alignment``: byte alignment of every buffer.
     - ``acc_tiles``: tiles one accumulator acquire may hold (16-bit); ``acc_tiles_fp32`` with 32-bit accumulate.
     - ``acc_spill``: whether accumulator contents may be packed to local memory and reloaded.
-    - ``ordered_writes``: two multicasts from one engine land in issue order (same NoC and static VC, on Wormhole
-      and Blackhole); when False a ``Flush`` must separate a data multicast from the flag multicast that announces it.
+    - ``ordered_writes``: two multicasts from one engine on one virtual channel (``McastSend.vc``) land in issue order
+      (same NoC and static VC, on Wormhole and Blackhole); when False a ``Flush`` must separate a data multicast from
+      the flag multicast that announces it. On two channels no target orders them: a ``WriteBarrier`` must.
     - ``flush_before_flag``: the vendor's kernels put their flush between a data multicast and its flag multicast
       on this target (the multicast's source may be changed before the NoC issued it); the compiler places it there
       too. It is where the flush goes, not a rule the checker adds: the source's reuse is ``async-source-reuse``'s.

@@ -35,6 +35,7 @@ from verispatial.ir.ops import (
     ID_OPERANDS,
     ID_SEMAPHORE,
     ID_TENSOR,
+    NOC_VCS,
     OP_TAGS,
     PATCH,
     AcquireAcc,
@@ -1663,6 +1664,9 @@ class _OpPass:
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and not 0 <= op.num_dests <= U32:
             self._report(ep, at, op, f"num_dests must be in [0, {U32}] (a uint32_t count of the acknowledgements the "
                          f"engine's barrier expects), got {clip(str(op.num_dests))}")
+        if isinstance(op, (McastSend, McastSetValid)) and op.vc is not None and not 0 <= op.vc < NOC_VCS:
+            self._report(ep, at, op, f"vc must be a NoC virtual channel in [0, {NOC_VCS - 1}] (or null: the default "
+                         f"channel), got {clip(str(op.vc))}")
         if isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and 0 <= op.group < len(p.groups):
             g = p.groups[op.group]
             dests = self.dests[op.group]

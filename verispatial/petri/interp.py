@@ -13,8 +13,9 @@ Model (DESIGN §5):
   by the engine step and *land* later as separate transitions of the system. A multicast first *leaves* its
   source (a ``McastSetValid`` reads the sender's word then) and then *lands* at each destination separately.
   The multicasts of one engine land at each destination in the order they left (the network keeps the order
-  of what it carries). On a target with ``ordered_writes`` they leave in issue order; elsewhere in any order,
-  which is why a ``Flush`` between a data multicast and its flag is needed there. Landings are always enabled.
+  of what it carries) on one virtual channel. On a target with ``ordered_writes`` those of one channel leave in
+  issue order; elsewhere, or on two channels, in any order, which is why a ``Flush`` between a data multicast and
+  its flag is needed there. Landings are always enabled.
 - A barrier blocks until the engine's own outstanding ops of its class are done: ``ReadBarrier`` reads,
   ``WriteBarrier`` writes and multicasts (landed everywhere), ``Flush`` multicasts (left), ``AtomicBarrier``
   increments. ``WriteBarrier`` and ``AtomicBarrier`` count acknowledgements: a multicast adds its ``num_dests`` to
@@ -60,6 +61,8 @@ from verispatial.ir.ops import (
     CONTAINERS,
     If,
     Loop,
+    McastSend,
+    McastSetValid,
     Op,
     Push,
     RemoteRead,
@@ -148,7 +151,7 @@ class State:
         "drain",
         "fill",
         "landed",
-        "mc_mask",
+        "mc_since",
         "parts",
         "pcs",
         "pending",
@@ -200,7 +203,9 @@ class State:
     st_mask: list[int]  # per engine: buffers its CopyTiles stored into with no drain since (docs/semantics.md "Local copies")
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
-    mc_mask: list[int]  # per engine: buffers multicast from since its last Flush/WriteBarrier
+    # per engine: (buffer, virtual channel, whether a Flush passed since) of each data multicast since its last
+    # WriteBarrier (``async-flag-overtake``: a Flush orders one channel only, a WriteBarrier every channel)
+    mc_since: list[frozenset[tuple[int, int | None, bool]]]
     sc_mask: list[int]  # per engine: scratch buffers written from (WriteTiles) since its last Flush/WriteBarrier
     # per engine: acknowledgements its write barrier (``wack``) / atomic barrier (``aack``) expects beyond those its
     # issued ops return: the sum of num_dests - destinations over its multicasts so far (0 when every count matches
@@ -233,7 +238,7 @@ class State:
         s.rmw = self.rmw.copy()
         s.rb_mask, s.wb, s.ab = self.rb_mask.copy(), self.wb.copy(), self.ab.copy()
         s.st_mask, s.sc_mask = self.st_mask.copy(), self.sc_mask.copy()
-        s.mc_mask, s.wack, s.aack = self.mc_mask.copy(), self.wack.copy(), self.aack.copy()
+        s.mc_since, s.wack, s.aack = self.mc_since.copy(), self.wack.copy(), self.aack.copy()
         s.tiles, s.wtiles = self.tiles.copy(), self.wtiles.copy()
         s.swrites, s.sreads = self.swrites.copy(), self.sreads.copy()
         s.parts = self.parts.copy()
@@ -261,7 +266,7 @@ class State:
             tuple(self.st_mask),
             tuple(self.wb),
             tuple(self.ab),
-            tuple(self.mc_mask),
+            tuple(self.mc_since),
             tuple(self.sc_mask),
             tuple(self.wack),
             tuple(self.aack),
@@ -398,6 +403,12 @@ class Interp:
             index((), ep.ops)
             self._ops.append(ops)
             self._bodies.append(bodies)
+        # Per engine: the virtual channel of each multicast, by path (``landings`` asks it of every entry in flight),
+        # and whether they all share one (then a Flush forgets the data multicasts it saw leave: only a flag on another
+        # channel asks of them, ``State.mc_since``, and keeping them would split equal futures into several states).
+        self._vc = [{p: op.vc for p, op in ops.items() if isinstance(op, (McastSend, McastSetValid))}
+                    for ops in self._ops]
+        self.one_vc = [len(set(vcs.values())) <= 1 for vcs in self._vc]
 
     def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:
         """The semaphore words, densely numbered (``word_id``), with their site, semaphore, initial value and the
@@ -583,7 +594,7 @@ class Interp:
         s.words, s.dirty, s.rmw = list(self.start_words), [0] * nw, [None] * n
         s.pending, s.rb_mask, s.wb, s.ab = [() for _ in range(n)], [0] * n, [False] * n, [False] * n
         s.st_mask, s.sc_mask = [0] * n, [0] * n
-        s.mc_mask, s.wtiles = [0] * n, [() for _ in range(n)]
+        s.mc_since, s.wtiles = [frozenset()] * n, [() for _ in range(n)]
         s.wack, s.aack = [0] * n, [0] * n
         s.tiles, s.swrites, s.sreads, s.parts = {}, {}, {}, {}
         s.share_end, s.share_drain = [0] * len(self.share_id), [0] * len(self.share_id)
@@ -613,26 +624,28 @@ class Interp:
     def landings(self, s: State) -> list[Transition]:
         """Every enabled leave/land transition, engine by engine, in in-flight order.
 
-        A multicast may leave when it is the first not yet left (ordered targets) or at any time (others); it may
-        land at a destination when no multicast that left before it still has to land at that site."""
+        A multicast may leave when it is the first of its virtual channel not yet left (ordered targets) or at any
+        time (others); it may land at a destination when no multicast of its channel that left before it still has to
+        land at that site (``ir.ops.NOC_VCS``: across channels the NoC keeps no order)."""
         out: list[Transition] = []
         for e in range(self.n):
-            first_unleft = True
-            busy: set[Site] = set()  # sites an earlier-left multicast has yet to land at
+            unleft: set[int | None] = set()  # channels with an earlier multicast not yet left
+            busy: set[tuple[int | None, Site]] = set()  # (channel, site) an earlier-left multicast has yet to land at
             for i, en in enumerate(s.pending[e]):
                 k = en[0]
                 if k < _MCAST:
                     out.append(Transition("land", e, i))
                     continue
+                vc = self._vc[e][en[1]]
                 if not en[6]:
-                    if not self.ordered or first_unleft:
+                    if not self.ordered or vc not in unleft:
                         out.append(Transition("leave", e, i))
-                    first_unleft = False
+                    unleft.add(vc)
                     continue
                 for d in en[7]:
-                    if self._dest_site(k, d) not in busy:
+                    if (vc, self._dest_site(k, d)) not in busy:
                         out.append(Transition("land", e, i, d))
-                busy.update(self._dest_site(k, d) for d in en[7])
+                busy.update((vc, self._dest_site(k, d)) for d in en[7])
         return out
 
     def enabled(self, s: State) -> list[Transition]:

@@ -211,6 +211,15 @@ class _Gen:
         #: (``ir/data.py``; the export refuses what else it takes in: indirect addresses, remote reads, written shards).
         self.data_bufs = data_buffers(p)
         self.mcast_dests = {b for (k, _s), b in self.mcast_dest.items() if isinstance(self.issues[k].op, McastSend)}
+        #: The bit of ``mc_mask`` for each (buffer, virtual channel) a data multicast sends from: the buffer's id on
+        #: the default channel, one past every buffer's for each other pair (families/multicast/promela.py).
+        self.mc_bit: dict[tuple[int, int | None], int] = {(b.id, None): b.id for b in p.buffers}
+        for iss in self.issues:
+            if isinstance(iss.op, McastSend) and (iss.op.buf, iss.op.vc) not in self.mc_bit:
+                self.mc_bit[(iss.op.buf, iss.op.vc)] = len(self.mc_bit)
+        #: Whether multicasts name two virtual channels: then ``mw_mask[e]`` keeps ``mc_mask``'s bits until a
+        #: WriteBarrier (a Flush orders one channel only), for a flag on another channel (``async-flag-overtake``).
+        self.vcs = len({iss.op.vc for iss in self.issues if isinstance(iss.op, (McastSend, McastSetValid))}) > 1
         #: Sharded buffers (all read shards of inputs and params: ``_refuse``) -> the pages of their shard.
         self.shard_pages = {b.id: shard_pages(b) for b in p.buffers if b.shard is not None}
         trip_max = p.trip_max()
@@ -517,7 +526,8 @@ class _Gen:
                  f"byte producer[{nb}], consumer[{nb}];",
                  f"int words[{nw}];", f"int dirty[{nw}];",
                  *([f"int rmwh[{nw}], rmwl[{nw}], rmwv[{n}];"] if self.rmw else []),
-                 f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
+                 f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", *([f"int mw_mask[{n}];"] if self.vcs else []),
+                 f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
         for ti, tiles in enumerate(self.tiles):
             decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"
                         f" /* {_comment(p.tensors[ti].name)} ({p.tensors[ti].role.value}) */")

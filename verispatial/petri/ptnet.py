@@ -32,21 +32,23 @@ next. What the transitions touch besides:
   Per engine a complement place counts the operations not in flight (reads, writes, multicast landings, multicasts
   not yet left, atomics); a barrier reads it full: ReadBarrier for reads, WriteBarrier for writes and multicast
   landings, Flush for writes and multicasts not left, AtomicBarrier for atomics.
-- **Multicast order**: the multicasts of one engine land at a site in the order they left it, and leave in issue
-  order on a target with ordered writes. Multicasts of one engine to one destination set that may be in flight
-  together go through a **ticket queue** (counters of those issued, left and landed at each site, with
-  complements): a multicast takes ticket ``k`` as it leaves (on an ordered target, only when ``k`` is its issue
-  ticket) and lands at a site when ``k`` have landed there. Between different destination sets a data multicast
-  is not ordered (its landing changes no blocking counter, so every order reaches the same dead markings).
+- **Multicast order**: the multicasts of one engine on one virtual channel land at a site in the order they left it,
+  and leave in issue order on a target with ordered writes. Multicasts of one engine to one destination set on one
+  channel that may be in flight together go through a **ticket queue** (counters of those issued, left and landed
+  at each site, with complements): a multicast takes ticket ``k`` as it leaves (on an ordered target, only when
+  ``k`` is its issue ticket) and lands at a site when ``k`` have landed there. Between different destination sets
+  or channels a data multicast is not ordered (its landing changes no blocking counter, so every order reaches the
+  same dead markings).
 
 What decides no blocking (data tiles, tensors, accumulators, windows) is not in the net: every rule the
 interpreter reports is the checker's, not the net's. A construct the net cannot express is refused by name
-(``NetUnsupported``): two ``McastSetValid`` of one engine in flight at once to different destination sets that
-share a site, or to any two sets on a target that keeps writes in issue order; a negative semaphore value; a
-multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barriers do not count acknowledgements); a
-one-word remote write (``InlineWrite``) into a word the program reads (one into a mailbox word nothing reads is a
-write in flight until it lands, as a tensor write). Where a multicast lands (``dst``, ``offset``) decides no blocking:
-the net lands it as any multicast; a remote read (``RemoteRead``) is a read in flight until its read barrier.
+(``NetUnsupported``): two ``McastSetValid`` of one engine in flight at once to different destination sets (or on two
+channels) that share a site, or to any two sets on one channel on a target that keeps writes in issue order; a
+negative semaphore value; a multicast whose ``num_dests`` is not its group's (``ir/acks.py``: the net's barriers do
+not count acknowledgements); a one-word remote write (``InlineWrite``) into a word the program reads (one into a
+mailbox word nothing reads is a write in flight until it lands, as a tensor write). Where a multicast lands
+(``dst``, ``offset``) decides no blocking: the net lands it as any multicast; a remote read (``RemoteRead``) is a
+read in flight until its read barrier.
 """
 
 from __future__ import annotations
@@ -207,7 +209,9 @@ _Windows = dict[int, tuple[int, int]]
 
 #: The multicasts of one engine that may be in flight (issued, no WriteBarrier since) along a path: their op paths,
 #: destination sites and whether each is a flag write (``McastSetValid``).
-_Valids = tuple[tuple[tuple[int, ...], frozenset[Site], bool], ...]
+_Valids = tuple[tuple[tuple[int, ...], frozenset[Site], bool, int | None], ...]
+#: A ticket queue's key: the engine, the destination set and the virtual channel of its multicasts (``_Queue``).
+_QueueKey = tuple[int, frozenset[Site], int | None]
 
 #: The complement places of an engine's in-flight operations: reads, writes, multicast landings, multicasts not
 #: yet left, atomics.
@@ -219,13 +223,14 @@ def _safe(s: str) -> str:
 
 
 class _NeedsQueue(Exception):
-    """Raised while building: multicasts of engine ``e`` to ``sites`` may be in flight together, so the net is built
-    again with a ticket queue for them."""
+    """Raised while building: multicasts of engine ``e`` to ``sites`` on virtual channel ``vc`` may be in flight
+    together, so the net is built again with a ticket queue for them."""
 
-    def __init__(self, e: int, sites: frozenset[Site]) -> None:
-        super().__init__(e, sites)
+    def __init__(self, e: int, sites: frozenset[Site], vc: int | None) -> None:
+        super().__init__(e, sites, vc)
         self.e = e
         self.sites = sites
+        self.vc = vc
 
 
 @attrs.define
@@ -260,10 +265,10 @@ class _Occurrence:
 
 
 class _Builder:
-    def __init__(self, program: Program, queued: frozenset[tuple[int, frozenset[Site]]] = frozenset()) -> None:
+    def __init__(self, program: Program, queued: frozenset[_QueueKey] = frozenset()) -> None:
         self.p = program
         self.queued = queued
-        self.queues: dict[tuple[int, frozenset[Site]], _Queue] = {}
+        self.queues: dict[_QueueKey, _Queue] = {}
         self.places: list[_P] = []
         self.trans: list[_T] = []
         self.trip_max = {t.name: t.max for t in program.trips}
@@ -691,23 +696,24 @@ class _Builder:
         assert isinstance(op, (McastSend, McastSetValid))
         at = frozenset(p.groups[op.group].destinations())
         flag = isinstance(op, McastSetValid)
-        for other, sites, other_flag in o.valid:
-            # Multicasts that leave one engine land at a site in the order they left, and on a target with
-            # ordered writes they leave in issue order. Those to one destination set are queued by tickets
-            # (``_Queue``). Otherwise a data multicast lands in any order in the net: its landing changes no
-            # blocking counter, so every order reaches the same dead markings; two flag writes whose order
-            # matters are refused.
-            if sites == at:
-                if (self.e, at) not in self.queued:
-                    raise _NeedsQueue(self.e, at)
-            elif flag and other_flag and (sites & at or p.target.ordered_writes):
+        for other, sites, other_flag, other_vc in o.valid:
+            # Multicasts that leave one engine on one virtual channel land at a site in the order they left, and on
+            # a target with ordered writes they leave in issue order. Those to one destination set on one channel
+            # are queued by tickets (``_Queue``). Otherwise a data multicast lands in any order in the net: its
+            # landing changes no blocking counter, so every order reaches the same dead markings; two flag writes
+            # whose order matters are refused (on two channels the NoC keeps none, but their landings at one site
+            # still decide what the word holds).
+            if sites == at and other_vc == op.vc:
+                if (self.e, at, op.vc) not in self.queued:
+                    raise _NeedsQueue(self.e, at, op.vc)
+            elif flag and other_flag and (sites & at or (p.target.ordered_writes and other_vc == op.vc)):
                 why = (f"both land at {min(sites & at)}" if sites & at
                        else f"{p.target.name} keeps writes in issue order")
                 raise NetUnsupported(
                     f"{self.key}: {op_text(op)} at {list(o.path)} may be in flight with {op_text(self._op(other))} at "
                     f"{list(other)} (no write_barrier between), to other destinations, and {why}: the NoC orders "
                     f"their landings, which a P/T net does not express")
-        o.valid = (*o.valid, (o.path, at, flag))
+        o.valid = (*o.valid, (o.path, at, flag, op.vc))
         self._mcast(op, o.text, o.path, o.iters, self._step(o))
 
     def _read_barrier(self, o: _Occurrence) -> None:
@@ -760,7 +766,7 @@ class _Builder:
         # barriers see the landing. A flag write reads the source word's value when it leaves and writes it at each
         # destination. Queued (``_Queue``): the issue takes a ticket on a target with ordered writes, the leave takes
         # one (its issue ticket there), and each landing waits for its ticket's turn at its site.
-        q = self._queue(frozenset(dests)) if (self.e, frozenset(dests)) in self.queued else None
+        q = self._queue(frozenset(dests), op.vc) if (self.e, frozenset(dests), op.vc) in self.queued else None
         ordered = q is not None and self.p.target.ordered_writes
         flag = isinstance(op, McastSetValid)
         if flag:
@@ -825,15 +831,16 @@ class _Builder:
         self._give(t, value, k + 1)
         self._give(t, comp, size - k - 1)
 
-    def _queue(self, sites: frozenset[Site]) -> _Queue:
-        """The ticket queue of this engine's multicasts to ``sites``, made on first use; its size is the most such
-        multicasts the engine issues (trips at their max)."""
-        k = (self.e, sites)
+    def _queue(self, sites: frozenset[Site], vc: int | None) -> _Queue:
+        """The ticket queue of this engine's multicasts to ``sites`` on virtual channel ``vc``, made on first use; its
+        size is the most such multicasts the engine issues (trips at their max)."""
+        k = (self.e, sites, vc)
         if k not in self.queues:
             ep = self.p.programs[self.e]
             size = sum(n for op, n in self._occurrences(ep.ops, 1) if isinstance(op, (McastSend, McastSetValid))
-                       and frozenset(self.p.groups[op.group].destinations()) == sites)
-            name = f"{self.key} multicasts to {','.join(map(str, sorted(sites)))}"
+                       and frozenset(self.p.groups[op.group].destinations()) == sites and op.vc == vc)
+            name = f"{self.key} multicasts to {','.join(map(str, sorted(sites)))}" + (f" on VC {vc}" if vc is not None
+                                                                                     else "")
 
             def pair(what: str) -> tuple[int, int]:
                 return (self._place(f"{name} {what}", "queue", 0, self.key),
@@ -914,7 +921,7 @@ def net_of(program: Program) -> Net:
     why = acks.refusal(program, "the P/T net")
     if why is not None:
         raise NetUnsupported(why)
-    queued: frozenset[tuple[int, frozenset[Site]]] = frozenset()
+    queued: frozenset[_QueueKey] = frozenset()
     while True:
         b = _Builder(program, queued)
         try:
@@ -922,6 +929,6 @@ def net_of(program: Program) -> Net:
                 b.engine(e)
         except _NeedsQueue as need:
             # Each retry adds one (engine, destination set) queue: at most one per flag write op.
-            queued = queued | {(need.e, need.sites)}
+            queued = queued | {(need.e, need.sites, need.vc)}
             continue
         return b.finish()

@@ -845,6 +845,18 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
         stage.give.setdefault(ps, []).append([*fill, *send])
         stage.take.setdefault(cs, []).append([Wait(src, pages), Pop(src, pages)])
     vendor = draw(st.booleans())
+    send_give, send_take = stage.give.get(ps, [])[-1:], stage.take.get(cs, [])[-1:]
+    # Virtual channels (``McastSend.vc``), decided by draws made above, no draw of their own (the derandomized
+    # searches keep drawing the programs they drew; those with no channel named are the same programs): with a late
+    # reset the sender's calls name their own channels, the data multicast VC 4 (noc_async_write_multicast), the flag
+    # VC 1 (noc_semaphore_set_remote to its one core), so only a write barrier orders them (tt-metal #55555): correct
+    # programs put one between them instead of the flush, broken ones keep the flush in the receiver's vendor order
+    # (async-flag-overtake); with an early reset and a ``ge`` ready wait both name VC 4, one channel, which the flush
+    # orders as before.
+    if late_reset or cond is WaitCond.GE:
+        two = late_reset
+        for unit in (*send_give, *send_take):
+            unit[:] = _on_channels(unit, 4, 1 if two else 4, barrier=two and not (broken and vendor))
     receiver: list[Op] = [Reserve(dst, pages)]
     receiver += ([SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1), SemSet(flag, 0)] if vendor
                  else [SemSet(flag, 0), SemInc(ready, s0, 1), SemWait(flag, WaitCond.EQ, 1)])
@@ -856,6 +868,21 @@ def _multicast(draw: st.DrawFn, target: Target, by_site: dict[Site, list[Slot]],
     # site 1 must not overtake them (``async-inc-overtake``; correct_programs drew 2 of 500 so, once multicasts of
     # pages already pushed were drawn).
     stage.after.setdefault(cs if forward else ps, []).append(WriteBarrier())
+
+
+def _on_channels(unit: list[Op], data: int, flag: int, barrier: bool) -> list[Op]:
+    """``unit`` with its data multicasts on virtual channel ``data`` and its flags on ``flag``; with ``barrier``, a
+    Flush right before a flag becomes a WriteBarrier (a flush orders one channel only)."""
+    out: list[Op] = []
+    for i, op in enumerate(unit):
+        if isinstance(op, McastSend):
+            op = attrs.evolve(op, vc=data)
+        elif isinstance(op, McastSetValid):
+            op = attrs.evolve(op, vc=flag)
+        elif isinstance(op, Flush) and barrier and i + 1 < len(unit) and isinstance(unit[i + 1], McastSetValid):
+            op = WriteBarrier()
+        out.append(op)
+    return out
 
 
 def _remote(draw: st.DrawFn, by_site: dict[Site, list[Slot]], stage: _Stage, trips: dict[str, int],

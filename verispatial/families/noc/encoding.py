@@ -10,8 +10,8 @@ Facts of the per-engine abstract state this family keeps (``certify/rules.py`` l
 - ``("sb", b, slot, leaf)``: ring slot ``(pushed + slot) mod capacity`` is the source of this engine's multicast
   from the back (leaf index ``leaf``) that may not have left; ``("sf", b, slot, leaf)`` the same relative to the
   read pointer for a write or multicast from the front; ``("sw", sem, leaf)`` the engine's word of ``sem`` is the
-  source of a flag multicast that may not have left; ``("mw",)``: a data multicast since the last Flush or
-  WriteBarrier;
+  source of a flag multicast that may not have left; ``("mw", vc)``: a data multicast on virtual channel ``vc``
+  since the last Flush or WriteBarrier, ``("mwf", vc)`` one a Flush saw leave and no WriteBarrier followed;
 - ``("w",)``: a write or multicast not yet covered by a WriteBarrier; ``("a",)``: an increment not yet covered by an
   AtomicBarrier; ``("rw", site, leaf)``: the remote write or data multicast at ``leaf`` may not have landed at core
   ``site`` (no WriteBarrier since), so an increment aimed there may overtake it (``async-inc-overtake``).
@@ -29,7 +29,8 @@ source leaf can still be at home when the op runs:
   already pushed);
 - ``I`` issued (the engine executed it) and no Flush/WriteBarrier of the engine passed since it;
 - on ordered targets, a *leave frontier* ``L``: a third position of the engine such that the multicasts it issued
-  before ``L`` are exactly those that left (they leave in issue order). ``L`` is at or before now and at or after
+  on the source's virtual channel before ``L`` are exactly those that left (they leave in issue order; only flags on
+  that channel are evidence). ``L`` is at or before now and at or after
   every Flush/WriteBarrier the engine passed; every passed wait of a flag word all of whose flags are this
   engine's needed a flag that landed, so left: ``waits_done(w) <= sum of flags to w issued before L``. ``I`` has not
   left: ``I`` is not before ``L``;
@@ -138,13 +139,14 @@ def inline_write(c: EngineRun, op: InlineWrite, path: tuple[int, ...], s: State)
 
 
 def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
-    """noc_async_writes_flushed: every write and multicast left its source."""
-    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "sc"))
+    """noc_async_writes_flushed: every write and multicast left its source (a data multicast's ``("mw", vc)`` becomes
+    ``("mwf", vc)``: left, maybe not landed)."""
+    return frozenset(("mwf", t[1]) if t[0] == "mw" else t for t in s if t[0] not in ("sb", "sf", "sw", "sc"))
 
 
 def write_barrier(c: EngineRun, op: WriteBarrier, path: tuple[int, ...], s: State) -> State:
     """noc_async_write_barrier: every write and multicast left and landed."""
-    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "w", "rw", "sc"))
+    return frozenset(t for t in s if t[0] not in ("sb", "sf", "sw", "mw", "mwf", "w", "rw", "sc"))
 
 
 def atomic_barrier(c: EngineRun, op: AtomicBarrier, path: tuple[int, ...], s: State) -> State:
@@ -368,7 +370,11 @@ class _Reuse:
         self.pages = pages
         view = a.views[issuer]
         self.covers = [lf for lf in view.leaves if isinstance(lf.op, (Flush, WriteBarrier))]
-        self.flags = [lf for lf in view.leaves if isinstance(lf.op, McastSetValid)]
+        # The leave frontier orders the source's own virtual channel only (tt-metal #55555): a flag on another
+        # channel that landed shows nothing of the source, so only flags on its channel are evidence.
+        assert isinstance(src.op, (McastSend, McastSetValid))
+        vc = src.op.vc
+        self.flags = [lf for lf in view.leaves if isinstance(lf.op, McastSetValid) and lf.op.vc == vc]
         flag_idx = {lf.index for lf in self.flags}
         # Flag words every flag of which this engine sends: a passed wait on one needed one of those flags to land.
         self.words = [w for w in a.words.values()
@@ -378,12 +384,12 @@ class _Reuse:
         # is the source's value when it left, which a reuse elsewhere may have changed.
         self.copies = [w for w in a.words.values()
                        if w.kind == "sequence" and w.seq is not None and w.seq.owner == issuer
-                       and not w.seq.is_source(w) and w.flags and w.waits]
+                       and not w.seq.is_source(w) and w.flags and w.waits and all(f.index in flag_idx for f in w.flags)]
         # Words outside the protocols that only sets and this engine's flags write (semaphores.landings): a passed
         # wait accepting no stored value saw a landing of a flag that may carry a value it accepts, so that flag left.
         self.landed = [w for w in a.words.values()
                        if w.kind in ("unsupported", "epochs") and w.carriers
-                       and all(f.engine == issuer for f, _ in w.carriers)]
+                       and all(f.engine == issuer and f.index in flag_idx for f, _ in w.carriers)]
 
     def engines(self) -> frozenset[str]:
         return frozenset({self.issuer, self.hazard.engine} | {str(w.owner) for w in self.words if w.owner}

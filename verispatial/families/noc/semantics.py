@@ -261,13 +261,15 @@ def write_barrier(it: Interp, s: State, e: int, pc: PC, op: WriteBarrier, out: l
     """noc_async_write_barrier: every write and multicast of the engine has landed (the step waits for its
     acknowledgements), so its writes' tiles are complete (``tensors.writes_complete``)."""
     s.wb[e] = False
-    s.mc_mask[e] = s.sc_mask[e] = 0
+    s.mc_since[e], s.sc_mask[e] = frozenset(), 0
     tensors.writes_complete(it, s, e)
 
 
 def flush(it: Interp, s: State, e: int, pc: PC, op: Flush, out: list[Violation]) -> None:
-    """noc_async_writes_flushed: every write and multicast of the engine has left its source."""
-    s.mc_mask[e] = s.sc_mask[e] = 0
+    """noc_async_writes_flushed: every write and multicast of the engine has left its source (not landed: one on
+    another virtual channel may still land after a later flag, ``State.mc_since``)."""
+    s.mc_since[e] = frozenset() if it.one_vc[e] else frozenset((b, vc, True) for b, vc, _left in s.mc_since[e])
+    s.sc_mask[e] = 0
 
 
 def atomic_barrier(it: Interp, s: State, e: int, pc: PC, op: AtomicBarrier, out: list[Violation]) -> None:

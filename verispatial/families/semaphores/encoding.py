@@ -456,7 +456,8 @@ def loopback_reuse(a: Analysis, w: Word) -> list[tuple[Leaf, str]]:
     its issue until the owner's next ``WriteBarrier``, a flag reading the word has not left until the next ``Flush``
     or ``WriteBarrier``. A copy is a hazard when a flag reading the word is issued while it is pending, or — on a
     target whose writes may leave in any order — when it is issued while such a flag has not left (it may leave
-    first and land). Ordered targets leave in issue order, so an earlier flag has left before a later copy lands.
+    first and land). Ordered targets leave in issue order on one virtual channel, so an earlier flag on the copy's
+    channel has left before a later copy lands; one on another channel has not (``("read", vc)``).
     Each leaf returned is a copy whose landing may be the reuse; empty when none."""
     s = w.seq
     assert s is not None
@@ -475,15 +476,15 @@ def loopback_reuse(a: Analysis, w: Word) -> list[tuple[Leaf, str]]:
                 if t[0] == "copy":
                     found.setdefault(tuple(t[1]), f"the flag multicast at {list(path)} reads it while the copy "  # type: ignore[arg-type]
                                      "may not have landed")
-            if path in copies and not ordered and ("read",) in st:
+            if path in copies and any(t[0] == "read" and (not ordered or t[1] != op.vc) for t in st):
                 found.setdefault(path, "it may leave before an earlier flag reading the word (no flush between) and "
                                  "land while that one has not left")
-            st = st | {("read",)}
+            st = st | {("read", op.vc)}
             if path in copies:
                 st = st | {("copy", path)}
             return st
         if isinstance(op, Flush):
-            return st - {("read",)}
+            return frozenset(t for t in st if t[0] != "read")
         if isinstance(op, WriteBarrier):
             return frozenset()
         return st

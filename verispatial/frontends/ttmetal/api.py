@@ -18,6 +18,7 @@ from verispatial.frontends.ttmetal.host import DATA_FORMATS
 from verispatial.frontends.ttmetal.refusals import Refused, ScratchHint
 from verispatial.ir.core import Engine, Term, WaitCond
 from verispatial.ir.ops import (
+    NOC_VCS,
     AcquireAcc,
     AtomicBarrier,
     Compute,
@@ -546,8 +547,8 @@ def remote_write(r: KernelReader, src: Any, dst: V.RemoteAddr, size: Any, n: Any
     r.l1_check(tgt, False, False, tiles, "remote L1 write not at the buffer's write pointer", n)
     site = dst.site
     g = r.shared.group(r.site, (site.x, site.y, site.x, site.y), site == r.site)
-    r.wrote_on("unicast", n)
-    r.emit(McastSend(src.cb, pages, g, 1, src.front, None if own else target.cb, k), n)
+    r.emit(McastSend(src.cb, pages, g, 1, src.front, None if own else target.cb, k,
+                     vc=r.write_vc("NOC_UNICAST_WRITE_VC")), n)
 
 
 def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -621,10 +622,11 @@ def _state_of(r: KernelReader, key: str, n: Any) -> nocstate.CmdState:
     return r.refuse(f"NoC {key} with state not known", n, f"{r.text(n)}: {why}")
 
 
-def _set_state(r: KernelReader, key: str, addr: Any, size: Any, one_packet: bool, n: Any) -> None:
+def _set_state(r: KernelReader, key: str, addr: Any, size: Any, one_packet: bool, n: Any, vc: int | None = None) -> None:
     """A ``set_state`` call: the coordinate of ``addr``, and in the one-packet form the length ``size``; the
     multi-packet form leaves the length register as it was (ncrisc_noc_read_set_state, noc_nonblocking_api.h:1120-1145;
-    ncrisc_noc_write_set_state, :1249-1270). No transfer, no op."""
+    ncrisc_noc_write_set_state, :1249-1270); for a write, the virtual channel ``vc`` it names (None: none, the unicast
+    write VC). No transfer, no op."""
     coord = _state_coord(r, addr, n, key)
     old = r.noc_cmd.get(key)
     if one_packet:
@@ -632,7 +634,7 @@ def _set_state(r: KernelReader, key: str, addr: Any, size: Any, one_packet: bool
     else:
         length = old.length if isinstance(old, nocstate.CmdState) else None
     r.noc_serial += 1
-    r.noc_cmd[key] = nocstate.CmdState(coord, length, r.noc_serial)
+    r.noc_cmd[key] = nocstate.CmdState(coord, length, r.noc_serial, vc)
 
 
 def _with_state_size(r: KernelReader, st: nocstate.CmdState, size: Any, one_packet: bool, key: str,
@@ -678,7 +680,8 @@ def _noc_stateful(r: KernelReader, name: str, vals: list[Any], targs: list[Any],
         return
     if name == "set_async_write_state":
         _need(r, vals, 3, n, name)
-        _set_state(r, nocstate.WRITE, _endpoint(r, vals[0], vals[2], n), vals[1], one, n)
+        # on noc_opts.vc whatever its options say (api/dataflow/noc.h:552-556)
+        _set_state(r, nocstate.WRITE, _endpoint(r, vals[0], vals[2], n), vals[1], one, n, opts_vc(r, vals[3] if len(vals) > 3 else None, n))
         return
     if "TXN_ID" in opts:
         r.refuse(f"Noc.{name} with a transaction id", n, r.text(n))
@@ -693,7 +696,8 @@ def _noc_stateful(r: KernelReader, name: str, vals: list[Any], targs: list[Any],
         read_into(r, src, _local(r, vals[1], dargs, False, n), size, n)
     else:
         dst = _stateful_remote(r, st, _endpoint(r, vals[1], dargs, n), key, n)
-        write_from(r, _local(r, vals[0], sargs, True, n), dst, size, n)
+        with r.on_vc(st.vc):
+            write_from(r, _local(r, vals[0], sargs, True, n), dst, size, n)
     r.noc_cmd[key] = attrs.evolve(st, length=length)
 
 
@@ -744,9 +748,9 @@ def _classic_stateful(kind: str) -> Handler:
             # noc, vc), write (dst, noc, vc)
             _explicit_noc(r, vals, nodes, {"read_one_packet_set_state": 3, "read_set_state": 1,
                                           "write_one_packet_set_state": 2, "write_set_state": 1}[kind], n)
-            if not read:  # the VC the later with_state writes issue on: :982, :1054
-                own_write_vc(r, vals, nodes, 3 if one else 2, "NOC_UNICAST_WRITE_VC", n)
-            _set_state(r, key, vals[0], vals[1] if one else None, one, n)
+            # the VC the later with_state writes issue on: :982, :1054
+            vc = None if read else own_write_vc(r, vals, nodes, 3 if one else 2, n)
+            _set_state(r, key, vals[0], vals[1] if one else None, one, n, vc)
             return None
         _need(r, vals, 2 if one else 3, n, name)
         _explicit_noc(r, vals, nodes, {"read_one_packet_with_state": 3, "read_with_state": 3,
@@ -756,7 +760,8 @@ def _classic_stateful(kind: str) -> Handler:
         if read:
             read_into(r, _stateful_remote(r, st, vals[0], key, n), vals[1], size, n)
         else:
-            write_from(r, vals[0], _stateful_remote(r, st, vals[1], key, n), size, n)
+            with r.on_vc(st.vc):
+                write_from(r, vals[0], _stateful_remote(r, st, vals[1], key, n), size, n)
         r.noc_cmd[key] = attrs.evolve(st, length=length)
         return None
 
@@ -773,8 +778,7 @@ def _one_packet_transfer(read: bool) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, name)
         _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:515-519, :840-844
-        if not read:
-            own_write_vc(r, vals, nodes, 4, "NOC_UNICAST_WRITE_VC", n)  # :845
+        vc = None if read else own_write_vc(r, vals, nodes, 4, n)  # :845
         if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
             r.refuse(f"posted {name}", n, r.text(n))
         size = vals[2]
@@ -784,7 +788,8 @@ def _one_packet_transfer(read: bool) -> Handler:
         if read:
             read_into(r, vals[0], vals[1], size, n)
         else:
-            write_from(r, vals[0], vals[1], size, n)
+            with r.on_vc(vc):
+                write_from(r, vals[0], vals[1], size, n)
 
     return h
 
@@ -850,8 +855,8 @@ def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], 
 def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_write")
     _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:875-879
-    own_write_vc(r, vals, nodes, 4, "NOC_UNICAST_WRITE_VC", n)  # :880
-    write_from(r, vals[0], vals[1], vals[2], n)
+    with r.on_vc(own_write_vc(r, vals, nodes, 4, n)):  # :880
+        write_from(r, vals[0], vals[1], vals[2], n)
 
 
 def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size: Any, num_dests: Any, loopback: bool,
@@ -880,9 +885,8 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
     offset = _pushed_source(r, src, target, pages) if src.front and r.ctr("popped", src.cb) == V.const(0) else None
     if offset is not None:
         g = r.shared.group(r.site, rect, loopback)
-        r.wrote_on("multicast", n)
         r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset,
-                         behind=r.cb_index[src.cb].entries), n)
+                         behind=r.cb_index[src.cb].entries, vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
         return
     try:
         r.l1_check(src, src.front, False, tiles, "multicast from L1 not at the buffer's "
@@ -893,14 +897,13 @@ def mcast_send(r: KernelReader, src: Any, rect: tuple[int, int, int, int], size:
             raise
         g = r.shared.group(r.site, rect, loopback)
         cap = r.cb_index[src.cb].entries
-        r.wrote_on("multicast", n)
-        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset, behind=cap),
-               n)
+        r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), offset=offset, behind=cap,
+                         vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
         return
     r.l1_check(target, src.front, False, tiles, "multicast target not at its source's address", n)
     g = r.shared.group(r.site, rect, loopback)
-    r.wrote_on("multicast", n)
-    r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), src.front), n)
+    r.emit(McastSend(src.cb, pages, g, _num_dests(r, num_dests, n), src.front,
+                     vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
 
 
 def _pushed_source(r: KernelReader, src: V.L1Ptr, target: Any, pages: int) -> int | None:
@@ -994,8 +997,8 @@ def _mcast_write(loopback: bool) -> Handler:
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         if isinstance(dst.target, V.SemAddr):
             r.refuse("data multicast onto a semaphore word", n, r.text(n))
-        own_write_vc(r, vals, nodes, 6, "NOC_MULTICAST_WRITE_VC", n)  # dataflow_api.h:952
-        mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target, _noc_arg(r, vals, nodes, 5))
+        with r.on_vc(own_write_vc(r, vals, nodes, 6, n)):  # dataflow_api.h:952
+            mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target, _noc_arg(r, vals, nodes, 5))
 
     return h
 
@@ -1072,20 +1075,39 @@ def _own_noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n:
 WRITE_VCS = {"NOC_UNICAST_WRITE_VC": 1, "NOC_MULTICAST_WRITE_VC": 4}
 
 
-def own_write_vc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, default: str, n: Any) -> None:
-    """A classic write's ``vc`` argument at position ``at``: absent, or the call's own default VC ``default`` (a key of
-    ``WRITE_VCS``), by that name or its number; another is refused by name. ``Target.ordered_writes`` keeps one engine's
-    writes in issue order because the calls' defaults put a data multicast and its flag on one VC; across two VCs the
-    NoC keeps no order ("arbitrary reordering", tt-isa-documentation ``WormholeB0/NoC/Ordering.md``, tt-metal #55555),
-    and the program format does not carry a write's VC."""
+def own_write_vc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n: Any) -> int | None:
+    """A classic write's ``vc`` argument at position ``at``: None when absent (the call's own, ``KernelReader.write_vc``),
+    else its value, a ``WRITE_VCS`` macro or a number known statically (``McastSend.vc``: across two VCs the NoC keeps
+    no order, "arbitrary reordering", tt-isa-documentation ``WormholeB0/NoC/Ordering.md``, tt-metal #55555, which the
+    checker decides from each write's channel). One not known statically, or not a channel of the NoC, is refused by
+    name."""
     if r.survey or len(vals) <= at:
-        return
-    text, v = r.text(nodes[at]).strip(), vals[at]
-    if text == default or (isinstance(v, V.Sym) and v.is_const and v.const == WRITE_VCS[default]):
-        return
-    r.refuse("NoC write on a virtual channel of its own", n,
-             f"{r.text(n)}: VC {text}, the call's own is {default} ({WRITE_VCS[default]}); writes on two VCs keep no "
-             "order, which the program cannot say")
+        return None
+    text = r.text(nodes[at]).strip()
+    return WRITE_VCS[text] if text in WRITE_VCS else _channel(r, vals[at], text, n)
+
+
+def opts_vc(r: KernelReader, opts: Any, n: Any) -> int:
+    """The virtual channel an object-API write's ``noc_opts`` argument ``opts`` (its value; None when absent) names:
+    ``NocOptVals.vc``, ``NOC_UNICAST_WRITE_VC`` when not designated (api/dataflow/noc.h:104-105); one not known
+    statically is refused by name."""
+    if opts is None:
+        return WRITE_VCS["NOC_UNICAST_WRITE_VC"]
+    if not isinstance(opts, V.Designated):
+        r.refuse("NoC write on a virtual channel not known statically", n, f"{r.text(n)}: noc_opts not designated")
+    vc = opts.get("vc")
+    return WRITE_VCS["NOC_UNICAST_WRITE_VC"] if vc is None else _channel(r, vc, f"noc_opts.vc {vc}", n)
+
+
+def _channel(r: KernelReader, v: Any, text: str, n: Any) -> int:
+    """A write's virtual channel ``v`` (``text``: as the call writes it) as a number below ``NOC_VCS``; refused by
+    name otherwise."""
+    if not (isinstance(v, V.Sym) and v.is_const):
+        r.refuse("NoC write on a virtual channel not known statically", n, f"{r.text(n)}: VC {text}")
+    if not 0 <= v.const < NOC_VCS:
+        r.refuse("NoC write on a virtual channel not of the NoC", n,
+                 f"{r.text(n)}: VC {v.const}, the NoC has {NOC_VCS} (noc_parameters.h NOC_VCS)")
+    return v.const
 
 
 def _sem_set_mcast(loopback: bool) -> Handler:
@@ -1095,11 +1117,12 @@ def _sem_set_mcast(loopback: bool) -> Handler:
         if not isinstance(dst, V.McastAddr):
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         sem = _sem_of(r, dst.target, nodes[1])
-        own_write_vc(r, vals, nodes, 5, "NOC_MULTICAST_WRITE_VC", n)  # dataflow_api.h:1777
+        vc = own_write_vc(r, vals, nodes, 5, n)  # dataflow_api.h:1777
         rect = mcast_rect(r, dst.rect, loopback, _noc_arg(r, vals, nodes, 4), n)
         g = r.shared.group(r.site, rect, loopback)
-        r.wrote_on("multicast", n)
-        r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], n), None if src == sem else src), n)
+        with r.on_vc(vc):
+            r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], n), None if src == sem else src,
+                                 vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
 
     return h
 
@@ -1112,8 +1135,8 @@ def _sem_set_remote(r: KernelReader, vals: list[Any], nodes: list[Any], targs: l
     sem = _sem_of(r, dst.target, nodes[1])
     # the unicast form of the flag write: a multicast to a rectangle of one core (reference/tenstorrent.md §1.2)
     g = r.shared.group(r.site, (dst.site.x, dst.site.y, dst.site.x, dst.site.y), False)
-    r.wrote_on("unicast", n)
-    r.emit(McastSetValid(sem, g, 1, None if src == sem else src), n)
+    # on NOC_UNICAST_WRITE_VC, which the call does not let the kernel change (dataflow_api.h:1709-1730)
+    r.emit(McastSetValid(sem, g, 1, None if src == sem else src, vc=WRITE_VCS["NOC_UNICAST_WRITE_VC"]), n)
 
 
 def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -1615,8 +1638,7 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), False, r.kernel.noc, n)
         g = r.shared.group(r.site, rect, False)
         if name == "set_multicast":
-            r.wrote_on("multicast", n)
-            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n)), n)
+            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n), vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
         else:
             r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], n), r.int_of(vals[5], nodes[5], "increment")),
                    n)

@@ -10,8 +10,10 @@ only when an op, a loop count or a branch needs it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import attrs
@@ -319,10 +321,9 @@ class KernelReader:
     def __init__(self, shared: Shared, kernel: HostKernel, site: Site, args: dict[str, HostValue],
                  prog: CppProgram, survey: bool = False, scratch: frozenset[int] = frozenset()) -> None:
         self.shared = shared
-        #: per virtual-channel class of the NoC writes into L1 (another core's, or its own through the NoC) this
-        #: kernel issued ("unicast" on
-        #: NOC_UNICAST_WRITE_VC, "multicast" on NOC_MULTICAST_WRITE_VC), the first call's location (``wrote_on``)
-        self.write_vcs: dict[str, SourceLoc] = {}
+        #: the virtual channel the write call being read names (its ``vc`` argument, ``NocOptions::CUSTOM_VC``'s
+        #: ``noc_opts.vc``, or its command buffer's state), None while none is named (``on_vc``, ``write_vc``)
+        self.call_vc: int | None = None
         #: buffers read as scratch L1 of this kernel (``Buffer.scratch``, docs/semantics.md "Scratch buffers"): NoC
         #: reads land in and writes leave from their bytes, plain loads and stores are ``ScratchAccess``; no
         #: circular-buffer op may name them (``emit``)
@@ -621,20 +622,22 @@ class KernelReader:
             return attrs.evolve(loc, called_at=self.kernel_call)
         return loc
 
-    def wrote_on(self, vc: str, node: Any) -> None:
-        """A NoC write into L1 (a flag or pages; another core's, or its own through the NoC) on virtual-channel
-        class ``vc`` ("unicast" or "multicast"). The program format orders one engine's writes in issue order, which holds only on one VC:
-        the unicast forms travel on ``NOC_UNICAST_WRITE_VC`` and the multicast forms on ``NOC_MULTICAST_WRITE_VC``
-        (``internal/dataflow/dataflow_api_common.h:62-64``), and writes on two VCs may arrive in any order (tt-metal
-        #55555, quoting the NoC ordering notes). So a kernel that writes on both is refused by name rather than read
-        as ordered: a unicast flag after a data multicast was proved while its flag may land first."""
-        other = "multicast" if vc == "unicast" else "unicast"
-        if other in self.write_vcs:
-            first = self.write_vcs[other]
-            self.refuse("NoC writes into L1 on two virtual channels", node,
-                        f"a {vc} write here and a {other} write at {first.file}:{first.line}: the two channels keep "
-                        "no order between them")
-        self.write_vcs.setdefault(vc, self.loc(node))
+    def write_vc(self, default: str) -> int:
+        """The virtual channel of a NoC write into L1 (a flag or pages; another core's, or its own through the NoC)
+        the call being read issues (``McastSend.vc``, ``McastSetValid.vc``): the one it names (``on_vc``), else its
+        form's own, ``default`` (a key of ``api.WRITE_VCS``: the unicast forms on ``NOC_UNICAST_WRITE_VC``, the
+        multicast forms on ``NOC_MULTICAST_WRITE_VC``, ``internal/dataflow/dataflow_api_common.h:62-64``). Two writes
+        of one engine keep issue order only on one channel (tt-metal #55555), which the checker decides."""
+        return api.WRITE_VCS[default] if self.call_vc is None else self.call_vc
+
+    @contextlib.contextmanager
+    def on_vc(self, vc: int | None) -> Iterator[None]:
+        """While reading a write call that names virtual channel ``vc`` (None: none, its form's own)."""
+        outer, self.call_vc = self.call_vc, vc
+        try:
+            yield
+        finally:
+            self.call_vc = outer
 
     def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
         raise Refused(construct, self.loc(node if node is not None else self.node), detail)
@@ -4268,24 +4271,20 @@ class KernelReader:
             mtargs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
             if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
                 self.refuse(f"posted {method}", n)
-            # A write on a VC of its own, across which no order is kept with this engine's other writes
-            # (api.own_write_vc): async_write<CUSTOM_VC> on noc_opts.vc (api/dataflow/noc.h:417-418, 449-451), and
-            # set_async_write_state on noc_opts.vc whatever its options say (:552-556; NocOptVals' default is
-            # NOC_UNICAST_WRITE_VC, :104-105), so a noc_opts argument other than {} there
-            custom = "CUSTOM_VC" in raw and method == "async_write"
-            opts = method == "set_async_write_state" and len(arg_nodes) > 3 and self.text(arg_nodes[3]).strip() != "{}"
-            if custom or opts:
-                self.refuse("NoC write on a virtual channel of its own", n,
-                            f"{self.text(n)}: " + ("NocOptions::CUSTOM_VC" if custom else
-                                                   f"noc_opts {self.text(arg_nodes[3])}")
-                            + "; writes on two VCs keep no order, which the program cannot say")
+            # A write on a VC of its own: async_write<CUSTOM_VC> on noc_opts.vc (api/dataflow/noc.h:417-418, 449-451);
+            # set_async_write_state programs noc_opts.vc whatever its options say (:552-556; NocOptVals' default is
+            # NOC_UNICAST_WRITE_VC, :104-105), which ``api.method`` keeps in the command buffer's state
+            vc = None
+            if "CUSTOM_VC" in raw and method == "async_write":
+                vc = api.opts_vc(self, self.expr(arg_nodes[5]) if len(arg_nodes) > 5 else None, n)
             target = fn.child_by_field_name("argument")
             obj = self.expr(target)
-            if isinstance(obj, V.Obj):
-                return self.call_method(obj, method, target, arg_nodes, n)
-            if isinstance(obj, V.Optional):
-                return objects.optional_method(self, obj, method, [self.expr(a) for a in arg_nodes], n)
-            return api.method(self, obj, method, arg_nodes, n, mtargs)
+            with self.on_vc(vc):
+                if isinstance(obj, V.Obj):
+                    return self.call_method(obj, method, target, arg_nodes, n)
+                if isinstance(obj, V.Optional):
+                    return objects.optional_method(self, obj, method, [self.expr(a) for a in arg_nodes], n)
+                return api.method(self, obj, method, arg_nodes, n, mtargs)
         if fn.type == "lambda_expression":  # ``[&]() -> uint32_t { ... }()``, called where it is written
             lam = self.expr(fn)
             assert isinstance(lam, V.Function)

@@ -49,11 +49,13 @@ class CmdState:
     """What a command buffer's stateful registers hold as the reading knows it: the other end's coordinate
     (``coord``: a ``V.RemoteAddr`` whose site it is, or a ``V.TensorPage`` whose bank it is) and the length register
     (``length``: bytes, None where not known). ``serial`` tells one ``set_state`` call's state from another's (a loop
-    compares the state it was entered with against what its body leaves)."""
+    compares the state it was entered with against what its body leaves). ``vc``: the virtual channel a write
+    ``set_state`` named for the writes issued with it (None: none, the unicast write VC)."""
 
     coord: Any
     length: V.Sym | None
     serial: int
+    vc: int | None = None
 
 
 def length_after(size: Any, burst: int) -> V.Sym | None:
