@@ -89,8 +89,8 @@ def test_a_program_that_is_no_regular_file_is_bad_input(command: str, kind: str,
 def test_a_certificate_that_is_a_fifo_is_bad_input(fifo: Path) -> None:
     r = _cli("certify", LOCAL_UP, "--certificate", str(fifo))
     assert r.returncode == 2, r
-    assert r.stderr == (f"verispatial: error: {fifo}: is a FIFO (named pipe), not a regular file: expected a "
-                        "certificate JSON file\n")
+    assert r.stderr == (f"verispatial: error: --certificate {fifo}: is a FIFO (named pipe), not a regular file: "
+                        "expected a certificate JSON file\n")
 
 
 @pytest.mark.parametrize(("name", "expected"), [("host.yaml", "a host description"), ("kernel.py", "a TT-Lang .py file")])
