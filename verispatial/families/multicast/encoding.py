@@ -36,8 +36,8 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max, vc_text
-from verispatial.ir.program import Buffer, Program, walk
+from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max
+from verispatial.ir.program import Buffer, Program, landing_order, landing_order_text, walk
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -484,7 +484,7 @@ def _covering_epochs(a: Analysis, push: Leaf, br: Buffer, landers: list[Leaf]) -
     the pushing engine's nearest wait before ``push`` (in its body or an enclosing one, no push of ``br`` and no
     reset of the word between) is on an ``epochs`` destination word at ``br``'s site, and every multicast landing in
     ``br`` is a top-level op of the sequence's owner (so issue order is text order), on a target whose writes from
-    one engine land in issue order: all of them and the word's flags on one virtual channel. Returns the word and that
+    one engine land in issue order: all of them and the word's flags on one virtual channel to one rectangle. Returns the word and that
     wait; None when the handshake is not this one."""
     if not a.program.target.ordered_writes or not landers:
         return None
@@ -506,8 +506,9 @@ def _covering_epochs(a: Analysis, push: Leaf, br: Buffer, landers: list[Leaf]) -
         return None
     if any(x.engine != word.epochs.owner or x.containers for x in landers):
         return None
-    if len({x.op.vc for x in (*landers, *word.flags) if isinstance(x.op, (McastSend, McastSetValid))}) > 1:
-        return None  # the issue order holds on one virtual channel only (tt-metal #55555)
+    if len({landing_order(a.program.groups, x.op) for x in (*landers, *word.flags)
+            if isinstance(x.op, (McastSend, McastSetValid))}) > 1:
+        return None  # the issue order holds on one virtual channel to one rectangle only (ir.program.landing_order)
     return word, wait
 
 
@@ -701,7 +702,7 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
     # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc), ("w",)}
+    return s | srcs | landing | {("mw", landing_order(c.p.groups, op)), ("w",)}
 
 
 def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
@@ -727,22 +728,24 @@ def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -
                                               "after it reads (no read barrier between them)", (LATE,))
     srcs = {("sb", b, j, leaf) for j in mine}
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc), ("w",)}
+    return s | srcs | landing | {("mw", landing_order(c.p.groups, op)), ("w",)}
 
 
 def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:
-    """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it: on its virtual
-    channel, one that may not have left (no Flush or WriteBarrier since: ``("mw", vc)``) on a target whose writes are
-    not ordered; on another channel, one that may not have landed (no WriteBarrier since: ``("mw", vc)`` or, flushed,
-    ``("mwf", vc)``; the NoC keeps no order across channels, tt-metal #55555). Its source word is in use until it
-    leaves (``("sw", ...)``)."""
+    """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it: of its landing
+    order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have left (no Flush or
+    WriteBarrier since: ``("mw", order)``) on a target whose writes are not ordered; of another, one that may not have
+    landed (no WriteBarrier since: ``("mw", order)`` or, flushed, ``("mwf", order)``; the NoC keeps no order across
+    channels, tt-metal #55555, nor across destinations, ``noc.h:23-30``). Its source word is in use until it leaves
+    (``("sw", ...)``)."""
     ordered = c.p.target.ordered_writes
-    if any(t[0] in ("mw", "mwf") and t[1] != op.vc for t in s):
+    key = landing_order(c.p.groups, op)
+    if any(t[0] in ("mw", "mwf") and t[1] != key for t in s):
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
-             f"{vc_text(op.vc)}, the data on another (no order across virtual channels) and there is no write barrier "
-             "between them")
-    elif not ordered and ("mw", op.vc) in s:
+             f"{landing_order_text(key)}, the data on another channel or to another rectangle (no order across "
+             "channels or destinations) and there is no write barrier between them")
+    elif not ordered and ("mw", key) in s:
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")
