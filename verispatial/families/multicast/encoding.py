@@ -14,8 +14,9 @@ address, and is published by the receiver only after it landed.
   or the obligation fails to prove. Until the receiver publishes (``mcast-publish-early``) its write pointer moves
   only past landed pages and its free space only grows, so the condition still holds when the data lands.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
-  every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
-  (ordered target, or a flush between them: ``async-flag-overtake``).
+  every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first (one
+  landing order on an ordered target, a flush between them on one landing order, a write barrier between them
+  otherwise: ``async-flag-overtake``).
 """
 
 from __future__ import annotations
@@ -484,8 +485,9 @@ def _covering_epochs(a: Analysis, push: Leaf, br: Buffer, landers: list[Leaf]) -
     the pushing engine's nearest wait before ``push`` (in its body or an enclosing one, no push of ``br`` and no
     reset of the word between) is on an ``epochs`` destination word at ``br``'s site, and every multicast landing in
     ``br`` is a top-level op of the sequence's owner (so issue order is text order), on a target whose writes from
-    one engine land in issue order: all of them and the word's flags on one virtual channel to one rectangle. Returns the word and that
-    wait; None when the handshake is not this one."""
+    one engine land in issue order: all of them and the word's flags of one landing order (one virtual channel, one
+    rectangle: ``ir.program.landing_order``). Returns the word and that wait; None when the handshake is not this
+    one."""
     if not a.program.target.ordered_writes or not landers:
         return None
     leaves = a.views[push.engine].leaves
