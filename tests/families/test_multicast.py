@@ -46,6 +46,7 @@ from verispatial.ir import (
     WriteBarrier,
 )
 from verispatial.ir import rules as R
+from verispatial.ir.program import landing_order
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import Interp, Transition, simulate
@@ -55,26 +56,37 @@ from verispatial.petri.promela import to_promela
 IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 
 
+C = Site(2, 0)
+
+
 # Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
 def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True,
-                  vcs: tuple[int | None, int | None] = (None, None), between: Op | None = None) -> Program:
+                  vcs: tuple[int | None, int | None] = (None, None), between: Op | None = None,
+                  flag_rect: tuple[int, int, int, int] | None = None) -> Program:
     """``vcs``: the data multicast's and the flag's virtual channels; ``between``: the op between them when
-    ``flush`` (default a Flush)."""
-    sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0),
-              McastSend(0, 2, 0, 1, vc=vcs[0])]
+    ``flush`` (default a Flush); ``flag_rect``: the flag goes to a group of its own with this rectangle (the data's
+    group otherwise); one reaching (2,0) as well, where a reader only waits for the flag."""
+    flag_group = Group(1, A, flag_rect) if flag_rect is not None else None
+    wide = flag_group is not None and C in flag_group.destinations()
+    sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 2 if wide else 1),
+                        SemSet(0, 0), McastSend(0, 2, 0, 1, vc=vcs[0])]
     sender += [between or Flush()] if flush else []
-    sender += [McastSetValid(1, 0, 1, vc=vcs[1]), Push(0, 2), WriteBarrier()]
+    sender += [McastSetValid(1, 0 if flag_group is None else 1, 2 if wide else 1, vc=vcs[1]), Push(0, 2),
+               WriteBarrier()]
     receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
     receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
     receiver += [Push(1, 2), AtomicBarrier()]
+    flag_only = [ep(C, Engine.READER, SemSet(1, 0), SemInc(0, A, 1), SemWait(1, EQ, 1), AtomicBarrier())] if wide else []
+    words = (A, B, C) if wide else (A, B)
     return prog(
         ep(A, Engine.READER, SemSet(1, 1), *sender),
         ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
         ep(B, Engine.READER, *receiver),
         ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2)),
+        *flag_only,
         buffers=(buf(0, A, cb=0), buf(1, B, cb=0)),
-        sems=(sem(0, A, B), sem(1, A, B)),
-        groups=(Group(0, A, (1, 0, 1, 0)),),
+        sems=(sem(0, *words), sem(1, *words)),
+        groups=(Group(0, A, (1, 0, 1, 0)), *([flag_group] if flag_group is not None else [])),
         tensors=(IN,),
         target=target,
     )
@@ -576,33 +588,11 @@ def test_the_explicit_state_search_agrees_on_virtual_channels() -> None:
 
 # ---------------------------------------------------------------------------------------------- destinations
 
-C = Site(2, 0)
-RC = "(2,0).reader"
-
-
 def wide_flag_program(flag_rect: tuple[int, int, int, int] = (1, 0, 2, 0), between: Op | None = None) -> Program:
     """(0,0) multicasts b0 into (1,0)'s b1 (group 0, rectangle (1,0)-(1,0)), then its flag on the same channel to
     group 1, ``flag_rect``: by default wider, (1,0)-(2,0), so the flag also reaches (2,0), which only waits for it;
     ``between``: the op between the data multicast and the flag (none by default)."""
-    wide = flag_rect != (1, 0, 1, 0)
-    sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(),
-                        SemWait(0, EQ, 2 if wide else 1), SemSet(0, 0), McastSend(0, 2, 0, 1)]
-    sender += [between] if between is not None else []
-    sender += [McastSetValid(1, 1, 2 if wide else 1), Push(0, 2), WriteBarrier()]
-    receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1), SemWait(1, EQ, 1), Push(1, 2),
-                          AtomicBarrier()]
-    others = [ep(C, Engine.READER, SemSet(1, 0), SemInc(0, A, 1), SemWait(1, EQ, 1), AtomicBarrier())] if wide else []
-    return prog(
-        ep(A, Engine.READER, SemSet(1, 1), *sender),
-        ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
-        ep(B, Engine.READER, *receiver),
-        ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2)),
-        *others,
-        buffers=(buf(0, A, cb=0), buf(1, B, cb=0)),
-        sems=(sem(0, A, B, *([C] if wide else [])), sem(1, A, B, *([C] if wide else []))),
-        groups=(Group(0, A, (1, 0, 1, 0)), Group(1, A, flag_rect)),
-        tensors=(IN,),
-    )
+    return mcast_program(flush=between is not None, between=between, flag_rect=flag_rect)
 
 
 def test_a_flag_to_a_wider_rectangle_than_its_data_may_land_first() -> None:
@@ -649,12 +639,18 @@ def test_a_flag_to_a_wider_rectangle_needs_a_write_barrier_after_its_data() -> N
 
 
 def test_two_groups_with_one_rectangle_are_one_destination() -> None:
-    """The landing order is the rectangle as coordinates: a flag group whose corners are given the other way round
-    names the data's rectangle, so Wormhole keeps the flag behind the data (no finding, in every chain)."""
-    p = wide_flag_program(flag_rect=(1, 0, 1, 0))
-    same = attrs.evolve(p, groups=(p.groups[0], Group(1, A, (1, 0, 1, 0))))
+    """The landing order is the channel and the rectangle as coordinates (``landing_order``): the flag on a group of
+    its own with the data's rectangle keeps behind the data on Wormhole (no finding in any chain); corners given the
+    other way round name the same rectangle, a loopback group's rectangle is its rectangle."""
+    same = wide_flag_program(flag_rect=(1, 0, 1, 0))
     assert (simulate(same).violations, findings(same)) == ((), [])
     assert asserted(to_promela(same), R.ASYNC_FLAG_OVERTAKE) == []
+    groups = (Group(0, A, (1, 0, 2, 1)), Group(1, B, (2, 1, 1, 0)), Group(2, A, (1, 0, 2, 1), loopback=True),
+              Group(3, A, (1, 0, 2, 0)))
+    orders = [landing_order(groups, McastSetValid(0, g.id, 1, vc=4)) for g in groups]
+    assert orders[:3] == [(4, (1, 0, 2, 1))] * 3
+    assert orders[3] == (4, (1, 0, 2, 0))
+    assert landing_order(groups, McastSend(0, 1, 0, 1)) == (None, (1, 0, 2, 1))
 
 
 def test_the_explicit_state_search_agrees_on_destinations() -> None:
