@@ -17,9 +17,9 @@ Each write's VC is in the program (``McastSend.vc``, ``McastSetValid.vc``: a uni
 one-core group, as is a multicast to a one-core rectangle), set from its call (``KernelReader.write_vc``), and the
 checker orders one engine's writes only on one VC to one rectangle (``internal/tt-1xx/wormhole/noc/noc.h:23-30``: no
 order for "commands targeting different destinations"): a flag on another VC than its data, or to another rectangle,
-with no write barrier between is refuted by ``async-flag-overtake`` (a flush is not enough: it sees the data leave, not land), with a write barrier
-between it is proved. A VC the reading cannot know statically is refused by name at its line (``api.own_write_vc``;
-docs/ttmetal.md)."""
+with no write barrier between is refuted by ``async-flag-overtake`` (a flush is not enough: it sees the data leave,
+not land), with a write barrier between it is proved. A VC the reading cannot know statically is refused by name at
+its line (``api.own_write_vc``; docs/ttmetal.md)."""
 
 from __future__ import annotations
 

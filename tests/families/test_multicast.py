@@ -46,7 +46,7 @@ from verispatial.ir import (
     WriteBarrier,
 )
 from verispatial.ir import rules as R
-from verispatial.ir.program import landing_order
+from verispatial.ir.program import landing_order, may_reorder
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import Interp, Transition, simulate
@@ -57,6 +57,7 @@ IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 
 
 C = Site(2, 0)
+GROUP0 = Group(0, A, (1, 0, 1, 0))  # the data multicast's: (0,0) to (1,0)
 
 
 # Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
@@ -71,7 +72,7 @@ def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits:
     sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 2 if wide else 1),
                         SemSet(0, 0), McastSend(0, 2, 0, 1, vc=vcs[0])]
     sender += [between or Flush()] if flush else []
-    sender += [McastSetValid(1, 0 if flag_group is None else 1, 2 if wide else 1, vc=vcs[1]), Push(0, 2),
+    sender += [McastSetValid(1, 0 if flag_group is None else 1, len((flag_group or GROUP0).destinations()), vc=vcs[1]), Push(0, 2),
                WriteBarrier()]
     receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
     receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
@@ -86,7 +87,7 @@ def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits:
         *flag_only,
         buffers=(buf(0, A, cb=0), buf(1, B, cb=0)),
         sems=(sem(0, *words), sem(1, *words)),
-        groups=(Group(0, A, (1, 0, 1, 0)), *([flag_group] if flag_group is not None else [])),
+        groups=(GROUP0, *([flag_group] if flag_group is not None else [])),
         tensors=(IN,),
         target=target,
     )
@@ -651,6 +652,23 @@ def test_two_groups_with_one_rectangle_are_one_destination() -> None:
     assert orders[:3] == [(4, (1, 0, 2, 1))] * 3
     assert orders[3] == (4, (1, 0, 2, 0))
     assert landing_order(groups, McastSend(0, 1, 0, 1)) == (None, (1, 0, 2, 1))
+
+
+def test_writes_that_share_no_core_have_no_order_to_keep() -> None:
+    """Only a core both writes reach sees an order (``may_reorder``): the flag to (2,0) after the data to (1,0) alone
+    overtakes nothing (a matmul corner sender's row data and column flag), in the interpreter, the per-engine rules
+    and the Promela model; to (1,0)-(2,0) it may overtake the data at (1,0)."""
+    p = mcast_program(flush=False, flag_rect=(2, 0, 2, 0))
+    assert R.ASYNC_FLAG_OVERTAKE not in {v.rule for v in simulate(p).violations}
+    assert [f for f in findings(p) if f[0] == R.ASYNC_FLAG_OVERTAKE] == []
+    assert asserted(to_promela(p), R.ASYNC_FLAG_OVERTAKE) == []
+    groups = (Group(0, A, (1, 0, 1, 0)), Group(1, A, (2, 0, 2, 0)), Group(2, A, (1, 0, 2, 0)), Group(3, A, (0, 0, 1, 0)))
+    data = McastSend(0, 1, 0, 1)
+    assert not may_reorder(groups, data, McastSetValid(0, 1, 1))  # no core in common
+    assert may_reorder(groups, data, McastSetValid(0, 2, 2))  # (1,0) in common, another rectangle
+    assert may_reorder(groups, data, McastSetValid(0, 3, 1))  # the same one core, another rectangle
+    assert may_reorder(groups, data, McastSetValid(0, 0, 1, vc=4))  # the same rectangle, another channel
+    assert not may_reorder(groups, data, McastSetValid(0, 0, 1))
 
 
 def test_the_explicit_state_search_agrees_on_destinations() -> None:

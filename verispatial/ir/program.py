@@ -229,15 +229,21 @@ def landing_order(groups: tuple[Group, ...], op: McastSend | McastSetValid) -> L
     return op.vc, groups[op.group].corners
 
 
+def may_reorder(groups: tuple[Group, ...], a: McastSend | McastSetValid, b: McastSend | McastSetValid) -> bool:
+    """Whether two writes of one engine, both left, may land at a core in the other order than they left: they reach
+    a core in common (``Group.destinations``) under two landing orders (``landing_order``). Only a shared core sees
+    an order; writes that share none have none to keep."""
+    return landing_order(groups, a) != landing_order(groups, b) and not set(
+        groups[a.group].destinations()).isdisjoint(groups[b.group].destinations())
+
+
 def unordered_pair(groups: tuple[Group, ...], ops: list[McastSend | McastSetValid]
                    ) -> tuple[McastSend | McastSetValid, McastSetValid | McastSend] | None:
-    """Two writes of ``ops`` (one engine's) that reach a core in common under two landing orders (``landing_order``),
-    so that they may land there in either order, the earlier first in ``ops``; None when every core the writes share
-    sees them in one landing order."""
+    """Two writes of ``ops`` (one engine's) that may land at a core they share in either order (``may_reorder``),
+    the earlier first in ``ops``; None when every core the writes share sees them in one landing order."""
     for i, a in enumerate(ops):
-        at = set(groups[a.group].destinations())
         for b in ops[i + 1:]:
-            if landing_order(groups, a) != landing_order(groups, b) and at.intersection(groups[b.group].destinations()):
+            if may_reorder(groups, a, b):
                 return a, b
     return None
 

@@ -72,7 +72,7 @@ from verispatial.ir.ops import (
     count_value,
     op_text,
 )
-from verispatial.ir.program import LandingOrder, Program, landing_order, shard_pages, walk
+from verispatial.ir.program import LandingOrder, Program, landing_order, may_reorder, shard_pages, walk
 from verispatial.ir.shards import resident_shards, sharded, written_shards
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
@@ -204,9 +204,9 @@ class State:
     st_mask: list[int]  # per engine: buffers its CopyTiles stored into with no drain since (docs/semantics.md "Local copies")
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
-    # per engine: (buffer, landing order, whether a Flush passed since) of each data multicast since its last
+    # per engine: (buffer, group, virtual channel, whether a Flush passed since) of each data multicast since its last
     # WriteBarrier (``async-flag-overtake``: a Flush orders one landing order only, a WriteBarrier every one)
-    mc_since: list[frozenset[tuple[int, LandingOrder, bool]]]
+    mc_since: list[frozenset[tuple[int, int, int | None, bool]]]
     sc_mask: list[int]  # per engine: scratch buffers written from (WriteTiles) since its last Flush/WriteBarrier
     # per engine: acknowledgements its write barrier (``wack``) / atomic barrier (``aack``) expects beyond those its
     # issued ops return: the sum of num_dests - destinations over its multicasts so far (0 when every count matches
@@ -413,6 +413,17 @@ class Interp:
         self.order = [{p: landing_order(self.program.groups, op) for p, op in ops.items()
                        if isinstance(op, (McastSend, McastSetValid))} for ops in self._ops]
         self.one_order = [len(set(keys.values())) <= 1 for keys in self.order]
+        self._reorders: dict[tuple[int, int | None, int, int | None], bool] = {}
+
+    def may_reorder(self, group: int, vc: int | None, other_group: int, other_vc: int | None) -> bool:
+        """Whether a write to ``group`` on ``vc`` and one to ``other_group`` on ``other_vc``, of one engine and both
+        left, may land at a core they share in either order (``ir.program.may_reorder``); memoized."""
+        k = (group, vc, other_group, other_vc)
+        if k not in self._reorders:
+            groups = self.program.groups
+            self._reorders[k] = may_reorder(groups, McastSetValid(0, group, 0, vc=vc),
+                                            McastSetValid(0, other_group, 0, vc=other_vc))
+        return self._reorders[k]
 
     def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:
         """The semaphore words, densely numbered (``word_id``), with their site, semaphore, initial value and the

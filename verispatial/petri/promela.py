@@ -80,7 +80,7 @@ from verispatial.ir.ops import (
     count_max,
     op_text,
 )
-from verispatial.ir.program import LandingOrder, Program, landing_order, shard_pages, walk
+from verispatial.ir.program import Program, landing_order, shard_pages, walk
 from verispatial.ir.shards import written_shards
 from verispatial.ir.sharing import sharing_waiters
 from verispatial.petri.position import RULES
@@ -214,16 +214,17 @@ class _Gen:
         #: The landing order (``ir.program.landing_order``: virtual channel and rectangle) of each multicast issue.
         self.order = {iss.k: landing_order(p.groups, iss.op) for iss in self.issues
                       if isinstance(iss.op, (McastSend, McastSetValid))}
-        #: The bit of ``mc_mask`` for each (buffer, landing order) a data multicast sends from: the buffer's id for the
-        #: first landing order it is sent on, one past every buffer's for each other pair (families/multicast/promela.py).
-        self.mc_bit: dict[tuple[int, LandingOrder], int] = {}
+        #: The bit of ``mc_mask`` for each (buffer, group, virtual channel) a data multicast sends from: the buffer's id
+        #: for the first pair it is sent on, one past every buffer's for each other (families/multicast/promela.py).
+        self.mc_bit: dict[tuple[int, int, int | None], int] = {}
         extra = len(p.buffers)
         for iss in self.issues:
-            if isinstance(iss.op, McastSend) and (iss.op.buf, self.order[iss.k]) not in self.mc_bit:
-                if any(b == iss.op.buf for b, _ in self.mc_bit):
-                    self.mc_bit[(iss.op.buf, self.order[iss.k])], extra = extra, extra + 1
+            op = iss.op
+            if isinstance(op, McastSend) and (op.buf, op.group, op.vc) not in self.mc_bit:
+                if any(b == op.buf for b, _, _ in self.mc_bit):
+                    self.mc_bit[(op.buf, op.group, op.vc)], extra = extra, extra + 1
                 else:
-                    self.mc_bit[(iss.op.buf, self.order[iss.k])] = iss.op.buf
+                    self.mc_bit[(op.buf, op.group, op.vc)] = op.buf
         #: Whether multicasts have two landing orders: then ``mw_mask[e]`` keeps ``mc_mask``'s bits until a
         #: WriteBarrier (a Flush orders one landing order only), for a flag of another one (``async-flag-overtake``).
         self.orders = len(set(self.order.values())) > 1

@@ -38,7 +38,7 @@ from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max
-from verispatial.ir.program import Buffer, Program, landing_order, landing_order_text, walk
+from verispatial.ir.program import Buffer, Program, landing_order, landing_order_text, may_reorder, walk
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -704,7 +704,7 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
     # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", landing_order(c.p.groups, op)), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
 
 
 def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
@@ -730,24 +730,26 @@ def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -
                                               "after it reads (no read barrier between them)", (LATE,))
     srcs = {("sb", b, j, leaf) for j in mine}
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", landing_order(c.p.groups, op)), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
 
 
 def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:
-    """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it: of its landing
-    order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have left (no Flush or
-    WriteBarrier since: ``("mw", order)``) on a target whose writes are not ordered; of another, one that may not have
-    landed (no WriteBarrier since: ``("mw", order)`` or, flushed, ``("mwf", order)``; the NoC keeps no order across
-    channels, tt-metal #55555, nor across destinations, ``noc.h:23-30``). Its source word is in use until it leaves
-    (``("sw", ...)``)."""
+    """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it at a core both
+    reach: of its landing order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have
+    left (no Flush or WriteBarrier since: ``("mw", vc, group)``) on a target whose writes are not ordered; of another
+    (``ir.program.may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", vc, group)`` or,
+    flushed, ``("mwf", vc, group)``; the NoC keeps no order across channels, tt-metal #55555, nor across
+    destinations, ``noc.h:23-30``). Its source word is in use until it leaves (``("sw", ...)``)."""
     ordered = c.p.target.ordered_writes
-    key = landing_order(c.p.groups, op)
-    if any(t[0] in ("mw", "mwf") and t[1] != key for t in s):
+    groups = c.p.groups
+    key = landing_order(groups, op)
+    data = [(t[1], t[2]) for t in s if t[0] in ("mw", "mwf")]
+    if any(may_reorder(groups, McastSetValid(0, g, 0, vc=vc), op) for vc, g in data):  # type: ignore[arg-type]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
              f"{landing_order_text(key)}, the data on another channel or to another rectangle (no order across "
              "channels or destinations) and there is no write barrier between them")
-    elif not ordered and ("mw", key) in s:
+    elif not ordered and any(t[0] == "mw" and (t[1], groups[t[2]].corners) == key for t in s):  # type: ignore[index, call-overload]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")

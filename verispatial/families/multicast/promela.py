@@ -17,6 +17,7 @@ from verispatial.families.noc import promela as noc
 from verispatial.families.semaphores import promela as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid
+from verispatial.ir.program import may_reorder
 
 if TYPE_CHECKING:
     from verispatial.petri.promela import Step, _Gen, _Issue
@@ -54,18 +55,21 @@ def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> Non
     rem = sum(1 << s for (k, s) in g.mcast_dest if k == iss.k)
     body += g._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),
                                             "ps": slot})
-    bit = 1 << g.mc_bit[(b, g.order[iss.k])]
+    bit = 1 << g.mc_bit[(b, op.group, op.vc)]
     body += [f"mc_mask[{e}] = mc_mask[{e}] | {bit};", *([f"mw_mask[{e}] = mw_mask[{e}] | {bit};"] if g.orders else []),
              f"wb[{e}] = 1;"]
 
 
 def set_valid(g: _Gen, e: int, path: tuple[int, ...], op: McastSetValid, st: Step) -> None:
-    # A data multicast may land after this flag: of its landing order (channel and rectangle) one since the last
-    # Flush or WriteBarrier on an unordered target (``mc_mask``), of another one since the last WriteBarrier
-    # (``mw_mask``); a bit per (buffer, landing order): ``_Gen.mc_bit``.
+    # A data multicast may land after this flag at a core both reach: of its landing order (channel and rectangle)
+    # one since the last Flush or WriteBarrier on an unordered target (``mc_mask``), of another one since the last
+    # WriteBarrier (``mw_mask``, ``ir.program.may_reorder``); a bit per (buffer, group, channel): ``_Gen.mc_bit``.
     key = g.order[g._issue(e, path).k]
-    other = sum(1 << i for (_b, o), i in g.mc_bit.items() if o != key) if g.orders else 0
-    mine = sum(1 << i for (_b, o), i in g.mc_bit.items() if o == key) if g.orders else 0
+    groups = g.p.groups
+    other = sum(1 << i for (_b, grp, vc), i in g.mc_bit.items()
+                if may_reorder(groups, McastSetValid(0, grp, 0, vc=vc), op)) if g.orders else 0
+    mine = sum(1 << i for (_b, grp, vc), i in g.mc_bit.items()
+               if (vc, groups[grp].corners) == key) if g.orders else 0
     conds = []
     if not g.t.ordered_writes:
         conds.append(f"(mc_mask[{e}] & {mine}) == 0" if g.orders else f"mc_mask[{e}] == 0")

@@ -133,22 +133,23 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
     entry: Entry = (MCAST, path, iters, b, op.pages, slot, False, it._mcast_bufs[(op.dest, op.group)], src,
                     op.front, op.offset)
     s.pending[e] = (*s.pending[e], entry)
-    s.mc_since[e] = s.mc_since[e] | {(b, it.order[e][path], False)}
+    s.mc_since[e] = s.mc_since[e] | {(b, op.group, op.vc, False)}
     s.wb[e] = True
     s.wack[e] += op.num_dests - len(entry[7])
 
 
 def set_valid(it: Interp, s: State, e: int, pc: PC, op: McastSetValid, out: list[Violation]) -> None:
     """noc_semaphore_set_multicast of the engine's word of ``op.source`` onto ``op.sem`` at every destination;
-    ``async-flag-overtake`` when a data multicast issued before it may land after it: of its landing order
-    (``ir.program.landing_order``) on a target whose writes are not ordered, one with no Flush or WriteBarrier between
-    them (it may leave later: tt-metal #12678); of another, on another virtual channel or to another rectangle, one
-    with no WriteBarrier between them (a Flush sees it leave, not land, and the NoC keeps no order across channels,
-    tt-metal #55555, nor across destinations, ``noc.h:23-30``)."""
+    ``async-flag-overtake`` when a data multicast issued before it may land after it at a core both reach: of its
+    landing order (``ir.program.landing_order``) on a target whose writes are not ordered, one with no Flush or
+    WriteBarrier between them (it may leave later: tt-metal #12678); of another, on another virtual channel or to
+    another rectangle, one with no WriteBarrier between them (a Flush sees it leave, not land, and the NoC keeps no
+    order across channels, tt-metal #55555, nor across destinations, ``noc.h:23-30``)."""
     path, iters = pc
     mine = it.order[e][path]
-    across = sorted({b for b, key, _flushed in s.mc_since[e] if key != mine})
-    early = sorted({b for b, key, flushed in s.mc_since[e] if key == mine and not (it.ordered or flushed)})
+    across = sorted({b for b, g, vc, _flushed in s.mc_since[e] if it.may_reorder(g, vc, op.group, op.vc)})
+    early = sorted({b for b, g, vc, flushed in s.mc_since[e]
+                    if (vc, it.program.groups[g].corners) == mine and not (it.ordered or flushed)})
     if across or early:
         why = (f"no write_barrier between them and it travels on {landing_order_text(mine)}, they on another channel "
                "or to another rectangle (no order across channels or destinations)" if across else
