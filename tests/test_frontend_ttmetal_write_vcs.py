@@ -15,10 +15,11 @@ argument of ``noc_async_write_multicast`` and ``noc_semaphore_set_multicast`` (`
 
 Each write's VC is in the program (``McastSend.vc``, ``McastSetValid.vc``: a unicast write is a ``McastSend`` on a
 one-core group, as is a multicast to a one-core rectangle), set from its call (``KernelReader.write_vc``), and the
-checker orders one engine's writes only on one VC: a flag on another VC than its data with no write barrier between
-is refuted by ``async-flag-overtake`` (a flush is not enough: it sees the data leave, not land), with a write barrier
-between it is proved. A VC the reading cannot know statically is refused by name at its line (``api.own_write_vc``;
-docs/ttmetal.md)."""
+checker orders one engine's writes only on one VC to one rectangle (``internal/tt-1xx/wormhole/noc/noc.h:23-30``: no
+order for "commands targeting different destinations"): a flag on another VC than its data, or to another rectangle,
+with no write barrier between is refuted by ``async-flag-overtake`` (a flush is not enough: it sees the data leave,
+not land), with a write barrier between it is proved. A VC the reading cannot know statically is refused by name at
+its line (``api.own_write_vc``; docs/ttmetal.md)."""
 
 from __future__ import annotations
 
@@ -150,12 +151,14 @@ def test_a_flag_multicast_on_a_vc_of_its_own_is_refuted(tmp_path: Path, target: 
     # the data multicast on the unicast VC, the flag on the multicast VC
     (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_UNICAST_WRITE_VC);") + "\n        "
      + FLAG_MCAST, [("McastSend", 1), ("McastSetValid", 4)], 1),
-    # a unicast write on the multicast VC, the flag on its own default: one VC, ordered (the second receiver gets
-    # no tile: cb-push-unfilled, whatever the channels)
+    # a unicast write on the multicast VC, the flag on its own default: one VC, but the flag goes to the rectangle
+    # (x0,y0)-(x1,y1), wider than the write's one core, and writes to different destinations keep no order
+    # (internal/tt-1xx/wormhole/noc/noc.h:23-30, tt-metal #17294): the flag may land at (x0,y0) first, refuted (the
+    # second receiver also gets no tile: cb-push-unfilled, whatever the channels)
     ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        " + FLAG_MCAST,
-     [("McastSend", 4), ("McastSetValid", 4)], 0),
+     [("McastSend", 4), ("McastSetValid", 4)], 1),
     ("noc_async_write_one_packet(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        "
-     + FLAG_MCAST, [("McastSend", 4), ("McastSetValid", 4)], 0),
+     + FLAG_MCAST, [("McastSend", 4), ("McastSetValid", 4)], 1),
 ])
 def test_a_classic_write_names_its_vc(tmp_path: Path, calls: str, channels: list[Any], overtaken: int) -> None:
     program = import_host(_host(tmp_path, "blackhole", calls))

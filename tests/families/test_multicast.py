@@ -46,6 +46,7 @@ from verispatial.ir import (
     WriteBarrier,
 )
 from verispatial.ir import rules as R
+from verispatial.ir.program import landing_order, may_reorder
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore
 from verispatial.petri.interp import Interp, Transition, simulate
@@ -55,26 +56,38 @@ from verispatial.petri.promela import to_promela
 IN = Tensor("in", (32, 256), "bf16", Role.INPUT)  # 8 tiles
 
 
+C = Site(2, 0)
+GROUP0 = Group(0, A, (1, 0, 1, 0))  # the data multicast's: (0,0) to (1,0)
+
+
 # Multicast: sender (0,0) sends b0 (cb 0) into receiver (1,0)'s b1 (cb 0) and a flag into its sem1 word.
 def mcast_program(target: Target = WORMHOLE, flush: bool = True, receiver_waits: bool = True,
-                  vcs: tuple[int | None, int | None] = (None, None), between: Op | None = None) -> Program:
+                  vcs: tuple[int | None, int | None] = (None, None), between: Op | None = None,
+                  flag_rect: tuple[int, int, int, int] | None = None) -> Program:
     """``vcs``: the data multicast's and the flag's virtual channels; ``between``: the op between them when
-    ``flush`` (default a Flush)."""
-    sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 1), SemSet(0, 0),
-              McastSend(0, 2, 0, 1, vc=vcs[0])]
+    ``flush`` (default a Flush); ``flag_rect``: the flag goes to a group of its own with this rectangle (the data's
+    group otherwise); one reaching (2,0) as well, where a reader only waits for the flag."""
+    flag_group = Group(1, A, flag_rect) if flag_rect is not None else None
+    wide = flag_group is not None and C in flag_group.destinations()
+    sender: list[Op] = [Reserve(0, 2), ReadTiles("in", Addr(0), 2, 0), ReadBarrier(), SemWait(0, EQ, 2 if wide else 1),
+                        SemSet(0, 0), McastSend(0, 2, 0, 1, vc=vcs[0])]
     sender += [between or Flush()] if flush else []
-    sender += [McastSetValid(1, 0, 1, vc=vcs[1]), Push(0, 2), WriteBarrier()]
+    sender += [McastSetValid(1, 0 if flag_group is None else 1, len((flag_group or GROUP0).destinations()), vc=vcs[1]), Push(0, 2),
+               WriteBarrier()]
     receiver: list[Op] = [Reserve(1, 2), SemSet(1, 0), SemInc(0, A, 1)]
     receiver += [SemWait(1, EQ, 1)] if receiver_waits else []
     receiver += [Push(1, 2), AtomicBarrier()]
+    flag_only = [ep(C, Engine.READER, SemSet(1, 0), SemInc(0, A, 1), SemWait(1, EQ, 1), AtomicBarrier())] if wide else []
+    words = (A, B, C) if wide else (A, B)
     return prog(
         ep(A, Engine.READER, SemSet(1, 1), *sender),
         ep(A, Engine.COMPUTE, Wait(0, 2), Pop(0, 2)),
         ep(B, Engine.READER, *receiver),
         ep(B, Engine.COMPUTE, Wait(1, 2), Pop(1, 2)),
+        *flag_only,
         buffers=(buf(0, A, cb=0), buf(1, B, cb=0)),
-        sems=(sem(0, A, B), sem(1, A, B)),
-        groups=(Group(0, A, (1, 0, 1, 0)),),
+        sems=(sem(0, *words), sem(1, *words)),
+        groups=(GROUP0, *([flag_group] if flag_group is not None else [])),
         tensors=(IN,),
         target=target,
     )
@@ -554,7 +567,8 @@ def test_each_chain_finds_the_flag_on_another_virtual_channel() -> None:
         v = only(simulate(m))
         assert where(v) == (R.ASYNC_FLAG_OVERTAKE, RA, at, ())
         assert v.message == ("mcast_set_valid(sem1, g0) may overtake the mcast_send of b0: no write_barrier between "
-                             "them and it travels on VC 1, they on another (no order across virtual channels)")
+                             "them and it travels on VC 1 to (1,0)-(1,0), they on another channel or to another "
+                             "rectangle (no order across channels or destinations)")
         assert findings(m) == [(R.ASYNC_FLAG_OVERTAKE, RA, at)]
         assert asserted(to_promela(m), R.ASYNC_FLAG_OVERTAKE) == ["O_0_" + "_".join(map(str, at))]
     barrier = mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier())
@@ -571,6 +585,101 @@ def test_the_explicit_state_search_agrees_on_virtual_channels() -> None:
     assert R.MCAST_PUBLISH_EARLY in rules(mcast_program(flush=True, vcs=(4, 1)))
     assert R.MCAST_PUBLISH_EARLY not in rules(mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier()))
     assert rules(mcast_program(flush=False, vcs=(4, 4))) == set()
+
+
+# ---------------------------------------------------------------------------------------------- destinations
+
+def wide_flag_program(flag_rect: tuple[int, int, int, int] = (1, 0, 2, 0), between: Op | None = None) -> Program:
+    """(0,0) multicasts b0 into (1,0)'s b1 (group 0, rectangle (1,0)-(1,0)), then its flag on the same channel to
+    group 1, ``flag_rect``: by default wider, (1,0)-(2,0), so the flag also reaches (2,0), which only waits for it;
+    ``between``: the op between the data multicast and the flag (none by default)."""
+    return mcast_program(flush=between is not None, between=between, flag_rect=flag_rect)
+
+
+def test_a_flag_to_a_wider_rectangle_than_its_data_may_land_first() -> None:
+    """One engine's writes on one virtual channel land at a core in issue order only when they go to the same
+    destinations (ttnn 0.81.1 ``tt_metal/hw/inc/internal/tt-1xx/wormhole/noc/noc.h:23-30``: "for commands targeting
+    different destinations, it is not possible to provide this guarantee"; tt-metal #17294). On Wormhole the flag to
+    (1,0)-(2,0) after the data to (1,0) alone, both on the default channel, may land at (1,0) first: a run of the
+    interpreter where both left and the flag is the one to land at (1,0)."""
+    p = wide_flag_program(between=Flush())
+    assert validate(p) == []
+    it = Interp(p)
+    s = it.initial()
+    for t in [Transition("step", 2)] * 3 + [Transition("land", 2, 0)] + [Transition("step", 4)] * 2 \
+            + [Transition("land", 4, 0)] + [Transition("step", 0)] * 3 + [Transition("land", 0, 0)] \
+            + [Transition("step", 0)] * 4:
+        s = it.fire(s, t)
+    assert it.position(s, 0) == Position(RA, (7,))  # at the Flush, the McastSend issued
+    s = it.fire(s, Transition("leave", 0, 0))
+    s = it.fire(s, Transition("step", 0))  # Flush: the data left
+    s = it.fire(s, Transition("step", 0))  # McastSetValid issued
+    s = it.fire(s, Transition("leave", 0, 1))
+    flag_at_b = it.word_id[(1, B)]
+    assert Transition("land", 0, 1, flag_at_b) in it.enabled(s)  # before the data at (1,0)
+    assert Transition("land", 0, 0, 1) in it.enabled(s)
+
+
+def test_a_flag_to_a_wider_rectangle_needs_a_write_barrier_after_its_data() -> None:
+    """The checker refutes ``async-flag-overtake`` at the flag to the wider rectangle with nothing or only a Flush
+    between it and the data (a Flush sees the data leave, not land), each with a counterexample the interpreter
+    replays, and the receiver may publish pages no data landed in; a WriteBarrier between, or the flag to the data's
+    own rectangle (Wormhole keeps that order), is proved."""
+    for between, at in ((None, 7), (Flush(), 8)):
+        p = wide_flag_program(between=between)
+        assert [where(v) for v in simulate(p).violations] == [(R.ASYNC_FLAG_OVERTAKE, RA, (at,), ())]
+        assert findings(p) == [(R.ASYNC_FLAG_OVERTAKE, RA, (at,))]
+        assert asserted(to_promela(p), R.ASYNC_FLAG_OVERTAKE) == [f"O_0_{at}"]
+        got = _not_proved(p)
+        assert got[f"{R.ASYNC_FLAG_OVERTAKE}:{RA}:[{at}]"] == ("refuted", True)
+        assert got[f"{R.MCAST_PUBLISH}:{RB}:[4]"] == ("refuted", True)
+        assert {verdict for verdict, _ in got.values()} == {"refuted"}
+    assert _not_proved(wide_flag_program(between=WriteBarrier())) == {}
+    assert _not_proved(wide_flag_program(flag_rect=(1, 0, 1, 0))) == {}
+    assert _not_proved(wide_flag_program(flag_rect=(1, 0, 1, 0), between=Flush())) == {}
+
+
+def test_two_groups_with_one_rectangle_are_one_destination() -> None:
+    """The landing order is the channel and the rectangle as coordinates (``landing_order``): the flag on a group of
+    its own with the data's rectangle keeps behind the data on Wormhole (no finding in any chain); corners given the
+    other way round name the same rectangle, a loopback group's rectangle is its rectangle."""
+    same = wide_flag_program(flag_rect=(1, 0, 1, 0))
+    assert (simulate(same).violations, findings(same)) == ((), [])
+    assert asserted(to_promela(same), R.ASYNC_FLAG_OVERTAKE) == []
+    groups = (Group(0, A, (1, 0, 2, 1)), Group(1, B, (2, 1, 1, 0)), Group(2, A, (1, 0, 2, 1), loopback=True),
+              Group(3, A, (1, 0, 2, 0)))
+    orders = [landing_order(groups, McastSetValid(0, g.id, 1, vc=4)) for g in groups]
+    assert orders[:3] == [(4, (1, 0, 2, 1))] * 3
+    assert orders[3] == (4, (1, 0, 2, 0))
+    assert landing_order(groups, McastSend(0, 1, 0, 1)) == (None, (1, 0, 2, 1))
+
+
+def test_writes_that_share_no_core_have_no_order_to_keep() -> None:
+    """Only a core both writes reach sees an order (``may_reorder``): the flag to (2,0) after the data to (1,0) alone
+    overtakes nothing (a matmul corner sender's row data and column flag), in the interpreter, the per-engine rules
+    and the Promela model; to (1,0)-(2,0) it may overtake the data at (1,0)."""
+    p = mcast_program(flush=False, flag_rect=(2, 0, 2, 0))
+    assert R.ASYNC_FLAG_OVERTAKE not in {v.rule for v in simulate(p).violations}
+    assert [f for f in findings(p) if f[0] == R.ASYNC_FLAG_OVERTAKE] == []
+    assert asserted(to_promela(p), R.ASYNC_FLAG_OVERTAKE) == []
+    groups = (Group(0, A, (1, 0, 1, 0)), Group(1, A, (2, 0, 2, 0)), Group(2, A, (1, 0, 2, 0)), Group(3, A, (0, 0, 1, 0)))
+    data = McastSend(0, 1, 0, 1)
+    assert not may_reorder(groups, data, McastSetValid(0, 1, 1))  # no core in common
+    assert may_reorder(groups, data, McastSetValid(0, 2, 2))  # (1,0) in common, another rectangle
+    assert may_reorder(groups, data, McastSetValid(0, 3, 1))  # the same one core, another rectangle
+    assert may_reorder(groups, data, McastSetValid(0, 0, 1, vc=4))  # the same rectangle, another channel
+    assert not may_reorder(groups, data, McastSetValid(0, 0, 1))
+
+
+def test_the_explicit_state_search_agrees_on_destinations() -> None:
+    """Every interleaving (``explore``): the flag to the wider rectangle reaches ``mcast-publish-early`` at (1,0)'s
+    push unless a WriteBarrier separates it from its data."""
+    def rules(p: Program) -> set[str]:
+        return {f.violation.rule for f in explore(p).violations}
+
+    assert R.MCAST_PUBLISH_EARLY in rules(wide_flag_program(between=Flush()))
+    assert R.MCAST_PUBLISH_EARLY not in rules(wide_flag_program(between=WriteBarrier()))
+    assert R.MCAST_PUBLISH_EARLY not in rules(wide_flag_program(flag_rect=(1, 0, 1, 0)))
 
 
 def test_validate_refuses_a_virtual_channel_past_the_nocs() -> None:

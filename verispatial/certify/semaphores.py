@@ -115,7 +115,7 @@ from verispatial.ir.ops import (
     WriteBarrier,
     count_max,
 )
-from verispatial.ir.program import Program
+from verispatial.ir.program import Program, unordered_pair
 
 
 @attrs.frozen
@@ -627,9 +627,9 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
         if lf.engine != owner or not isinstance(lf.op, McastSetValid) or lf.op.source != sem:
             return (f"{lf.engine}'s flag multicast at {list(lf.path)} lands on a word {owner} sets to several values "
                     "(only its owner's copies of the word itself may)")
-    if len({lf.op.vc for lf in reads if isinstance(lf.op, McastSetValid)}) > 1:
-        return (f"{owner}'s flag multicasts of it travel on several virtual channels (decided: one channel, on which "
-                "copies land in the order they left)")
+    if unordered_pair(p.groups, [lf.op for lf in reads if isinstance(lf.op, McastSetValid)]) is not None:
+        return (f"{owner}'s flag multicasts of it reach a core on several virtual channels or from several rectangles "
+                "(decided: one channel and one rectangle at each core, where copies land in the order they left)")
     trip_max = p.trip_max()
     early: list[Leaf] = []
     rising: list[Leaf] = []
@@ -700,8 +700,8 @@ def _epoch_source(p: Program, index: _Index, key: tuple[int, Site], local: list[
     for f in reads:
         if not isinstance(f.op, McastSetValid) or site in p.groups[f.op.group].destinations():
             return None
-    if len({f.op.vc for f in reads if isinstance(f.op, McastSetValid)}) > 1:
-        return None  # copies land in the order they left on one virtual channel only
+    if unordered_pair(p.groups, [f.op for f in reads if isinstance(f.op, McastSetValid)]) is not None:
+        return None  # copies land in the order they left on one virtual channel to one rectangle only
     epoch_of: list[int] = []
     prev, e = init, -1
     for lf in sets:

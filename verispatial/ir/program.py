@@ -12,7 +12,19 @@ from collections.abc import Iterator
 import attrs
 
 from verispatial.ir.core import Engine, Role, SemRole, Site, Space
-from verispatial.ir.ops import CONTAINERS, OP_TAGS, Op, ReadTiles, TripCount, WriteTiles, count_value, named_index_buffer
+from verispatial.ir.ops import (
+    CONTAINERS,
+    OP_TAGS,
+    McastSend,
+    McastSetValid,
+    Op,
+    ReadTiles,
+    TripCount,
+    WriteTiles,
+    count_value,
+    named_index_buffer,
+    vc_text,
+)
 from verispatial.ir.source import OpPath, SourceLoc, Sources
 from verispatial.ir.target import Target
 
@@ -192,6 +204,54 @@ class Group:
                 if loopback or x != sx or y != sy:  # by coordinates: a Site compares through Python code
                     out.append(Site(x, y))
         return tuple(out)
+
+    @property
+    def corners(self) -> tuple[int, int, int, int]:
+        """``rect`` with the lower corner first ``(min x, min y, max x, max y)``: the rectangle as coordinates, the
+        same for either order of its corners."""
+        x0, y0, x1, y1 = self.rect
+        return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+
+
+#: The landing order of a NoC write (``landing_order``): its virtual channel and its destination rectangle's corners.
+LandingOrder = tuple[int | None, tuple[int, int, int, int]]
+
+
+def landing_order(groups: tuple[Group, ...], op: McastSend | McastSetValid) -> LandingOrder:
+    """The key under which two writes of one engine land at a core they both reach in issue order, on a target whose
+    writes stay ordered (``Target.ordered_writes``): equal keys, one virtual channel (``op.vc``) *and* one destination
+    rectangle (``Group.corners`` of ``groups[op.group]``: two groups with equal rectangles are one destination, a
+    loopback multicast's rectangle is its rectangle). Writes to other destinations keep no landing order: linked
+    commands "targeting the same destination" complete in order, "for commands targeting different destinations, it
+    is not possible to provide this guarantee" (ttnn 0.81.1 ``tt_metal/hw/inc/internal/tt-1xx/wormhole/noc/noc.h:23-30``,
+    the same in ``blackhole/noc/noc.h``); the VC a write travels on depends on its target address (tt-metal #17294).
+    Leaving their source in issue order needs only the channel. Raises ``IndexError`` for a group not in ``groups``."""
+    return op.vc, groups[op.group].corners
+
+
+def may_reorder(groups: tuple[Group, ...], a: McastSend | McastSetValid, b: McastSend | McastSetValid) -> bool:
+    """Whether two writes of one engine, both left, may land at a core in the other order than they left: they reach
+    a core in common (``Group.destinations``) under two landing orders (``landing_order``). Only a shared core sees
+    an order; writes that share none have none to keep."""
+    return landing_order(groups, a) != landing_order(groups, b) and not set(
+        groups[a.group].destinations()).isdisjoint(groups[b.group].destinations())
+
+
+def unordered_pair(groups: tuple[Group, ...], ops: list[McastSend | McastSetValid]
+                   ) -> tuple[McastSend | McastSetValid, McastSetValid | McastSend] | None:
+    """Two writes of ``ops`` (one engine's) that may land at a core they share in either order (``may_reorder``),
+    the earlier first in ``ops``; None when every core the writes share sees them in one landing order."""
+    for i, a in enumerate(ops):
+        for b in ops[i + 1:]:
+            if may_reorder(groups, a, b):
+                return a, b
+    return None
+
+
+def landing_order_text(key: LandingOrder) -> str:
+    """A landing order as messages name it: ``VC 4 to (1,0)-(3,2)`` (``vc_text``)."""
+    x0, y0, x1, y1 = key[1]
+    return f"{vc_text(key[0])} to ({x0},{y0})-({x1},{y1})"
 
 
 @attrs.frozen

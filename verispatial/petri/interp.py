@@ -13,9 +13,10 @@ Model (DESIGN §5):
   by the engine step and *land* later as separate transitions of the system. A multicast first *leaves* its
   source (a ``McastSetValid`` reads the sender's word then) and then *lands* at each destination separately.
   The multicasts of one engine land at each destination in the order they left (the network keeps the order
-  of what it carries) on one virtual channel. On a target with ``ordered_writes`` those of one channel leave in
-  issue order; elsewhere, or on two channels, in any order, which is why a ``Flush`` between a data multicast and
-  its flag is needed there. Landings are always enabled.
+  of what it carries) when they share a virtual channel and a destination rectangle (``ir.program.landing_order``);
+  to other destinations in any order. On a target with ``ordered_writes`` those of one channel leave in issue order;
+  elsewhere, or on two channels, in any order, which is why a ``Flush`` between a data multicast and its flag is
+  needed there. Landings are always enabled.
 - A barrier blocks until the engine's own outstanding ops of its class are done: ``ReadBarrier`` reads,
   ``WriteBarrier`` writes and multicasts (landed everywhere), ``Flush`` multicasts (left), ``AtomicBarrier``
   increments. ``WriteBarrier`` and ``AtomicBarrier`` count acknowledgements: a multicast adds its ``num_dests`` to
@@ -71,7 +72,7 @@ from verispatial.ir.ops import (
     count_value,
     op_text,
 )
-from verispatial.ir.program import Program, shard_pages, walk
+from verispatial.ir.program import LandingOrder, Program, landing_order, may_reorder, shard_pages, walk
 from verispatial.ir.shards import resident_shards, sharded, written_shards
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
@@ -203,9 +204,9 @@ class State:
     st_mask: list[int]  # per engine: buffers its CopyTiles stored into with no drain since (docs/semantics.md "Local copies")
     wb: list[bool]  # per engine: a write or multicast issued since its last WriteBarrier
     ab: list[bool]  # per engine: a SemInc issued since its last AtomicBarrier
-    # per engine: (buffer, virtual channel, whether a Flush passed since) of each data multicast since its last
-    # WriteBarrier (``async-flag-overtake``: a Flush orders one channel only, a WriteBarrier every channel)
-    mc_since: list[frozenset[tuple[int, int | None, bool]]]
+    # per engine: (buffer, group, virtual channel, whether a Flush passed since) of each data multicast since its last
+    # WriteBarrier (``async-flag-overtake``: a Flush orders one landing order only, a WriteBarrier every one)
+    mc_since: list[frozenset[tuple[int, int, int | None, bool]]]
     sc_mask: list[int]  # per engine: scratch buffers written from (WriteTiles) since its last Flush/WriteBarrier
     # per engine: acknowledgements its write barrier (``wack``) / atomic barrier (``aack``) expects beyond those its
     # issued ops return: the sum of num_dests - destinations over its multicasts so far (0 when every count matches
@@ -403,12 +404,26 @@ class Interp:
             index((), ep.ops)
             self._ops.append(ops)
             self._bodies.append(bodies)
-        # Per engine: the virtual channel of each multicast, by path (``landings`` asks it of every entry in flight),
-        # and whether they all share one (then a Flush forgets the data multicasts it saw leave: only a flag on another
-        # channel asks of them, ``State.mc_since``, and keeping them would split equal futures into several states).
+        # Per engine: the virtual channel (the leave order) and the landing order (``ir.program.landing_order``) of
+        # each multicast, by path (``landings`` asks them of every entry in flight), and whether they all share one
+        # landing order (then a Flush forgets the data multicasts it saw leave: only a flag of another landing order
+        # asks of them, ``State.mc_since``, and keeping them would split equal futures into several states).
         self._vc = [{p: op.vc for p, op in ops.items() if isinstance(op, (McastSend, McastSetValid))}
                     for ops in self._ops]
-        self.one_vc = [len(set(vcs.values())) <= 1 for vcs in self._vc]
+        self.order = [{p: landing_order(self.program.groups, op) for p, op in ops.items()
+                       if isinstance(op, (McastSend, McastSetValid))} for ops in self._ops]
+        self.one_order = [len(set(keys.values())) <= 1 for keys in self.order]
+        self._reorders: dict[tuple[int, int | None, int, int | None], bool] = {}
+
+    def may_reorder(self, group: int, vc: int | None, other_group: int, other_vc: int | None) -> bool:
+        """Whether a write to ``group`` on ``vc`` and one to ``other_group`` on ``other_vc``, of one engine and both
+        left, may land at a core they share in either order (``ir.program.may_reorder``); memoized."""
+        k = (group, vc, other_group, other_vc)
+        if k not in self._reorders:
+            groups = self.program.groups
+            self._reorders[k] = may_reorder(groups, McastSetValid(0, group, 0, vc=vc),
+                                            McastSetValid(0, other_group, 0, vc=other_vc))
+        return self._reorders[k]
 
     def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:
         """The semaphore words, densely numbered (``word_id``), with their site, semaphore, initial value and the
@@ -625,12 +640,13 @@ class Interp:
         """Every enabled leave/land transition, engine by engine, in in-flight order.
 
         A multicast may leave when it is the first of its virtual channel not yet left (ordered targets) or at any
-        time (others); it may land at a destination when no multicast of its channel that left before it still has to
-        land at that site (``ir.ops.NOC_VCS``: across channels the NoC keeps no order)."""
+        time (others); it may land at a destination when no multicast of its landing order (its channel and its
+        destination rectangle, ``ir.program.landing_order``) that left before it still has to land at that site (across
+        channels or destinations the NoC keeps no order)."""
         out: list[Transition] = []
         for e in range(self.n):
             unleft: set[int | None] = set()  # channels with an earlier multicast not yet left
-            busy: set[tuple[int | None, Site]] = set()  # (channel, site) an earlier-left multicast has yet to land at
+            busy: set[tuple[LandingOrder, Site]] = set()  # (order, site) an earlier-left multicast has yet to land at
             for i, en in enumerate(s.pending[e]):
                 k = en[0]
                 if k < _MCAST:
@@ -642,10 +658,11 @@ class Interp:
                         out.append(Transition("leave", e, i))
                     unleft.add(vc)
                     continue
+                key = self.order[e][en[1]]
                 for d in en[7]:
-                    if (vc, self._dest_site(k, d)) not in busy:
+                    if (key, self._dest_site(k, d)) not in busy:
                         out.append(Transition("land", e, i, d))
-                busy.update((vc, self._dest_site(k, d)) for d in en[7])
+                busy.update((key, self._dest_site(k, d)) for d in en[7])
         return out
 
     def enabled(self, s: State) -> list[Transition]:

@@ -80,7 +80,7 @@ from verispatial.ir.ops import (
     count_max,
     op_text,
 )
-from verispatial.ir.program import Program, shard_pages, walk
+from verispatial.ir.program import Program, landing_order, shard_pages, walk
 from verispatial.ir.shards import written_shards
 from verispatial.ir.sharing import sharing_waiters
 from verispatial.petri.position import RULES
@@ -211,15 +211,23 @@ class _Gen:
         #: (``ir/data.py``; the export refuses what else it takes in: indirect addresses, remote reads, written shards).
         self.data_bufs = data_buffers(p)
         self.mcast_dests = {b for (k, _s), b in self.mcast_dest.items() if isinstance(self.issues[k].op, McastSend)}
-        #: The bit of ``mc_mask`` for each (buffer, virtual channel) a data multicast sends from: the buffer's id on
-        #: the default channel, one past every buffer's for each other pair (families/multicast/promela.py).
-        self.mc_bit: dict[tuple[int, int | None], int] = {(b.id, None): b.id for b in p.buffers}
+        #: The landing order (``ir.program.landing_order``: virtual channel and rectangle) of each multicast issue.
+        self.order = {iss.k: landing_order(p.groups, iss.op) for iss in self.issues
+                      if isinstance(iss.op, (McastSend, McastSetValid))}
+        #: The bit of ``mc_mask`` for each (buffer, group, virtual channel) a data multicast sends from: the buffer's id
+        #: for the first pair it is sent on, one past every buffer's for each other (families/multicast/promela.py).
+        self.mc_bit: dict[tuple[int, int, int | None], int] = {}
+        extra = len(p.buffers)
         for iss in self.issues:
-            if isinstance(iss.op, McastSend) and (iss.op.buf, iss.op.vc) not in self.mc_bit:
-                self.mc_bit[(iss.op.buf, iss.op.vc)] = len(self.mc_bit)
-        #: Whether multicasts name two virtual channels: then ``mw_mask[e]`` keeps ``mc_mask``'s bits until a
-        #: WriteBarrier (a Flush orders one channel only), for a flag on another channel (``async-flag-overtake``).
-        self.vcs = len({iss.op.vc for iss in self.issues if isinstance(iss.op, (McastSend, McastSetValid))}) > 1
+            op = iss.op
+            if isinstance(op, McastSend) and (op.buf, op.group, op.vc) not in self.mc_bit:
+                if any(b == op.buf for b, _, _ in self.mc_bit):
+                    self.mc_bit[(op.buf, op.group, op.vc)], extra = extra, extra + 1
+                else:
+                    self.mc_bit[(op.buf, op.group, op.vc)] = op.buf
+        #: Whether multicasts have two landing orders: then ``mw_mask[e]`` keeps ``mc_mask``'s bits until a
+        #: WriteBarrier (a Flush orders one landing order only), for a flag of another one (``async-flag-overtake``).
+        self.orders = len(set(self.order.values())) > 1
         #: Sharded buffers (all read shards of inputs and params: ``_refuse``) -> the pages of their shard.
         self.shard_pages = {b.id: shard_pages(b) for b in p.buffers if b.shard is not None}
         trip_max = p.trip_max()
@@ -526,7 +534,7 @@ class _Gen:
                  f"byte producer[{nb}], consumer[{nb}];",
                  f"int words[{nw}];", f"int dirty[{nw}];",
                  *([f"int rmwh[{nw}], rmwl[{nw}], rmwv[{n}];"] if self.rmw else []),
-                 f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", *([f"int mw_mask[{n}];"] if self.vcs else []),
+                 f"int rb_mask[{n}], st_mask[{n}], mc_mask[{n}];", *([f"int mw_mask[{n}];"] if self.orders else []),
                  f"bit wb[{n}], ab[{n}], finished[{n}];", f"int acc[{n}];"]
         for ti, tiles in enumerate(self.tiles):
             decl.append(f"int tm_{ti}[{max(tiles, 1)}]; bit tdone_{ti}[{max(tiles, 1)}]; bit tiss_{ti}[{max(tiles, 1)}];"

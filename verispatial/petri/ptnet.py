@@ -95,7 +95,7 @@ from verispatial.ir.ops import (
     count_value,
     op_text,
 )
-from verispatial.ir.program import Program
+from verispatial.ir.program import LandingOrder, Program, landing_order
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 
 __all__ = ["MAX_TRANSITIONS", "Arc", "Net", "NetPlace", "NetTransition", "NetUnsupported", "net_of"]
@@ -208,10 +208,11 @@ class _P:
 _Windows = dict[int, tuple[int, int]]
 
 #: The multicasts of one engine that may be in flight (issued, no WriteBarrier since) along a path: their op paths,
-#: destination sites and whether each is a flag write (``McastSetValid``).
-_Valids = tuple[tuple[tuple[int, ...], frozenset[Site], bool, int | None], ...]
-#: A ticket queue's key: the engine, the destination set and the virtual channel of its multicasts (``_Queue``).
-_QueueKey = tuple[int, frozenset[Site], int | None]
+#: destination sites, whether each is a flag write (``McastSetValid``) and its landing order.
+_Valids = tuple[tuple[tuple[int, ...], frozenset[Site], bool, LandingOrder], ...]
+#: A ticket queue's key: the engine, the destination set and the landing order (virtual channel and rectangle,
+#: ``ir.program.landing_order``) of its multicasts (``_Queue``).
+_QueueKey = tuple[int, frozenset[Site], LandingOrder]
 
 #: The complement places of an engine's in-flight operations: reads, writes, multicast landings, multicasts not
 #: yet left, atomics.
@@ -223,14 +224,14 @@ def _safe(s: str) -> str:
 
 
 class _NeedsQueue(Exception):
-    """Raised while building: multicasts of engine ``e`` to ``sites`` on virtual channel ``vc`` may be in flight
-    together, so the net is built again with a ticket queue for them."""
+    """Raised while building: multicasts of engine ``e`` to ``sites`` of landing order ``order`` (virtual channel and
+    rectangle) may be in flight together, so the net is built again with a ticket queue for them."""
 
-    def __init__(self, e: int, sites: frozenset[Site], vc: int | None) -> None:
-        super().__init__(e, sites, vc)
+    def __init__(self, e: int, sites: frozenset[Site], order: LandingOrder) -> None:
+        super().__init__(e, sites, order)
         self.e = e
         self.sites = sites
-        self.vc = vc
+        self.order = order
 
 
 @attrs.define
@@ -695,25 +696,27 @@ class _Builder:
         op, p = o.op, self.p
         assert isinstance(op, (McastSend, McastSetValid))
         at = frozenset(p.groups[op.group].destinations())
+        order = landing_order(p.groups, op)
         flag = isinstance(op, McastSetValid)
-        for other, sites, other_flag, other_vc in o.valid:
-            # Multicasts that leave one engine on one virtual channel land at a site in the order they left, and on
-            # a target with ordered writes they leave in issue order. Those to one destination set on one channel
-            # are queued by tickets (``_Queue``). Otherwise a data multicast lands in any order in the net: its
-            # landing changes no blocking counter, so every order reaches the same dead markings; two flag writes
-            # whose order matters are refused (on two channels the NoC keeps none, but their landings at one site
-            # still decide what the word holds).
-            if sites == at and other_vc == op.vc:
-                if (self.e, at, op.vc) not in self.queued:
-                    raise _NeedsQueue(self.e, at, op.vc)
-            elif flag and other_flag and (sites & at or (p.target.ordered_writes and other_vc == op.vc)):
+        for other, sites, other_flag, other_order in o.valid:
+            # Multicasts that leave one engine on one virtual channel to one rectangle land at a site in the order
+            # they left (``ir.program.landing_order``), and on a target with ordered writes those of one channel
+            # leave in issue order. Those to one destination set of one landing order are queued by tickets
+            # (``_Queue``). Otherwise a data multicast lands in any order in the net: its landing changes no blocking
+            # counter, so every order reaches the same dead markings; two flag writes whose order matters are refused
+            # (on two channels or to two rectangles the NoC keeps none, but their landings at one site still decide
+            # what the word holds; on one channel their leave order decides what they read).
+            if sites == at and other_order == order:
+                if (self.e, at, order) not in self.queued:
+                    raise _NeedsQueue(self.e, at, order)
+            elif flag and other_flag and (sites & at or (p.target.ordered_writes and other_order[0] == op.vc)):
                 why = (f"both land at {min(sites & at)}" if sites & at
                        else f"{p.target.name} keeps writes in issue order")
                 raise NetUnsupported(
                     f"{self.key}: {op_text(op)} at {list(o.path)} may be in flight with {op_text(self._op(other))} at "
                     f"{list(other)} (no write_barrier between), to other destinations, and {why}: the NoC orders "
                     f"their landings, which a P/T net does not express")
-        o.valid = (*o.valid, (o.path, at, flag, op.vc))
+        o.valid = (*o.valid, (o.path, at, flag, order))
         self._mcast(op, o.text, o.path, o.iters, self._step(o))
 
     def _read_barrier(self, o: _Occurrence) -> None:
@@ -766,7 +769,8 @@ class _Builder:
         # barriers see the landing. A flag write reads the source word's value when it leaves and writes it at each
         # destination. Queued (``_Queue``): the issue takes a ticket on a target with ordered writes, the leave takes
         # one (its issue ticket there), and each landing waits for its ticket's turn at its site.
-        q = self._queue(frozenset(dests), op.vc) if (self.e, frozenset(dests), op.vc) in self.queued else None
+        order = landing_order(self.p.groups, op)
+        q = self._queue(frozenset(dests), order) if (self.e, frozenset(dests), order) in self.queued else None
         ordered = q is not None and self.p.target.ordered_writes
         flag = isinstance(op, McastSetValid)
         if flag:
@@ -831,14 +835,16 @@ class _Builder:
         self._give(t, value, k + 1)
         self._give(t, comp, size - k - 1)
 
-    def _queue(self, sites: frozenset[Site], vc: int | None) -> _Queue:
-        """The ticket queue of this engine's multicasts to ``sites`` on virtual channel ``vc``, made on first use; its
+    def _queue(self, sites: frozenset[Site], order: LandingOrder) -> _Queue:
+        """The ticket queue of this engine's multicasts to ``sites`` of landing order ``order``, made on first use; its
         size is the most such multicasts the engine issues (trips at their max)."""
-        k = (self.e, sites, vc)
+        k = (self.e, sites, order)
         if k not in self.queues:
             ep = self.p.programs[self.e]
             size = sum(n for op, n in self._occurrences(ep.ops, 1) if isinstance(op, (McastSend, McastSetValid))
-                       and frozenset(self.p.groups[op.group].destinations()) == sites and op.vc == vc)
+                       and frozenset(self.p.groups[op.group].destinations()) == sites
+                       and landing_order(self.p.groups, op) == order)
+            vc = order[0]
             name = f"{self.key} multicasts to {','.join(map(str, sorted(sites)))}" + (f" on VC {vc}" if vc is not None
                                                                                      else "")
 
@@ -929,6 +935,6 @@ def net_of(program: Program) -> Net:
                 b.engine(e)
         except _NeedsQueue as need:
             # Each retry adds one (engine, destination set) queue: at most one per flag write op.
-            queued = queued | {(need.e, need.sites, need.vc)}
+            queued = queued | {(need.e, need.sites, need.order)}
             continue
         return b.finish()

@@ -14,8 +14,9 @@ address, and is published by the receiver only after it landed.
   or the obligation fails to prove. Until the receiver publishes (``mcast-publish-early``) its write pointer moves
   only past landed pages and its free space only grows, so the condition still holds when the data lands.
 - ``mcast-publish-early``: the receiver pushes pages only after the flags it has seen cover them: its flag word's
-  every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first
-  (ordered target, or a flush between them: ``async-flag-overtake``).
+  every flag follows (in the sender's program) a data multicast into this buffer, and the data lands first (one
+  landing order on an ordered target, a flush between them on one landing order, a write barrier between them
+  otherwise: ``async-flag-overtake``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Status, any_of
 from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
-from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max, vc_text
-from verispatial.ir.program import Buffer, Program, walk
+from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max
+from verispatial.ir.program import Buffer, Program, landing_order, landing_order_text, may_reorder, walk
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -484,8 +485,9 @@ def _covering_epochs(a: Analysis, push: Leaf, br: Buffer, landers: list[Leaf]) -
     the pushing engine's nearest wait before ``push`` (in its body or an enclosing one, no push of ``br`` and no
     reset of the word between) is on an ``epochs`` destination word at ``br``'s site, and every multicast landing in
     ``br`` is a top-level op of the sequence's owner (so issue order is text order), on a target whose writes from
-    one engine land in issue order: all of them and the word's flags on one virtual channel. Returns the word and that
-    wait; None when the handshake is not this one."""
+    one engine land in issue order: all of them and the word's flags of one landing order (one virtual channel, one
+    rectangle: ``ir.program.landing_order``). Returns the word and that wait; None when the handshake is not this
+    one."""
     if not a.program.target.ordered_writes or not landers:
         return None
     leaves = a.views[push.engine].leaves
@@ -506,8 +508,9 @@ def _covering_epochs(a: Analysis, push: Leaf, br: Buffer, landers: list[Leaf]) -
         return None
     if any(x.engine != word.epochs.owner or x.containers for x in landers):
         return None
-    if len({x.op.vc for x in (*landers, *word.flags) if isinstance(x.op, (McastSend, McastSetValid))}) > 1:
-        return None  # the issue order holds on one virtual channel only (tt-metal #55555)
+    if len({landing_order(a.program.groups, x.op) for x in (*landers, *word.flags)
+            if isinstance(x.op, (McastSend, McastSetValid))}) > 1:
+        return None  # the issue order holds on one virtual channel to one rectangle only (ir.program.landing_order)
     return word, wait
 
 
@@ -701,7 +704,7 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
     # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
 
 
 def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
@@ -727,22 +730,26 @@ def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -
                                               "after it reads (no read barrier between them)", (LATE,))
     srcs = {("sb", b, j, leaf) for j in mine}
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
 
 
 def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:
-    """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it: on its virtual
-    channel, one that may not have left (no Flush or WriteBarrier since: ``("mw", vc)``) on a target whose writes are
-    not ordered; on another channel, one that may not have landed (no WriteBarrier since: ``("mw", vc)`` or, flushed,
-    ``("mwf", vc)``; the NoC keeps no order across channels, tt-metal #55555). Its source word is in use until it
-    leaves (``("sw", ...)``)."""
+    """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it at a core both
+    reach: of its landing order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have
+    left (no Flush or WriteBarrier since: ``("mw", vc, group)``) on a target whose writes are not ordered; of another
+    (``ir.program.may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", vc, group)`` or,
+    flushed, ``("mwf", vc, group)``; the NoC keeps no order across channels, tt-metal #55555, nor across
+    destinations, ``noc.h:23-30``). Its source word is in use until it leaves (``("sw", ...)``)."""
     ordered = c.p.target.ordered_writes
-    if any(t[0] in ("mw", "mwf") and t[1] != op.vc for t in s):
+    groups = c.p.groups
+    key = landing_order(groups, op)
+    data = [(t[1], t[2]) for t in s if t[0] in ("mw", "mwf")]
+    if any(may_reorder(groups, McastSetValid(0, g, 0, vc=vc), op) for vc, g in data):  # type: ignore[arg-type]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
-             f"{vc_text(op.vc)}, the data on another (no order across virtual channels) and there is no write barrier "
-             "between them")
-    elif not ordered and ("mw", op.vc) in s:
+             f"{landing_order_text(key)}, the data on another channel or to another rectangle (no order across "
+             "channels or destinations) and there is no write barrier between them")
+    elif not ordered and any(t[0] == "mw" and (t[1], groups[t[2]].corners) == key for t in s):  # type: ignore[index, call-overload]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")

@@ -5,7 +5,7 @@ push, each rule an ``assert`` mirroring the interpreter's (``families/multicast/
 An issued multicast is an entry of its engine's queue ``mq<e>`` (``left``: it left its source; ``rem``: bit mask of
 the destination sites it has yet to land at; ``value``: a flag's value, read when it leaves; ``p0``/``np``: its
 source pages; ``ps``: the sender's slot). ``landed[b]``: pages multicasts landed in ``b``; ``mc_mask[e]``: a bit per
-(buffer, virtual channel) multicast from since the engine's last Flush or WriteBarrier (``_Gen.mc_bit``)."""
+(buffer, landing order) multicast from since the engine's last Flush or WriteBarrier (``_Gen.mc_bit``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from verispatial.families.noc import promela as noc
 from verispatial.families.semaphores import promela as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid
+from verispatial.ir.program import may_reorder
 
 if TYPE_CHECKING:
     from verispatial.petri.promela import Step, _Gen, _Issue
@@ -54,20 +55,24 @@ def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> Non
     rem = sum(1 << s for (k, s) in g.mcast_dest if k == iss.k)
     body += g._push_entry(f"mq{e}", iss.k, {"left": "0", "rem": str(rem), "p0": first, "np": str(op.pages),
                                             "ps": slot})
-    bit = 1 << g.mc_bit[(b, op.vc)]
-    body += [f"mc_mask[{e}] = mc_mask[{e}] | {bit};", *([f"mw_mask[{e}] = mw_mask[{e}] | {bit};"] if g.vcs else []),
+    bit = 1 << g.mc_bit[(b, op.group, op.vc)]
+    body += [f"mc_mask[{e}] = mc_mask[{e}] | {bit};", *([f"mw_mask[{e}] = mw_mask[{e}] | {bit};"] if g.orders else []),
              f"wb[{e}] = 1;"]
 
 
 def set_valid(g: _Gen, e: int, path: tuple[int, ...], op: McastSetValid, st: Step) -> None:
-    # A data multicast may land after this flag: on its channel one since the last Flush or WriteBarrier on an
-    # unordered target (``mc_mask``), on another channel one since the last WriteBarrier (``mw_mask``); a bit per
-    # (buffer, channel): ``_Gen.mc_bit``.
-    other = sum(1 << i for (_b, vc), i in g.mc_bit.items() if vc != op.vc) if g.vcs else 0
-    mine = sum(1 << i for (_b, vc), i in g.mc_bit.items() if vc == op.vc) if g.vcs else 0
+    # A data multicast may land after this flag at a core both reach: of its landing order (channel and rectangle)
+    # one since the last Flush or WriteBarrier on an unordered target (``mc_mask``), of another one since the last
+    # WriteBarrier (``mw_mask``, ``ir.program.may_reorder``); a bit per (buffer, group, channel): ``_Gen.mc_bit``.
+    key = g.order[g._issue(e, path).k]
+    groups = g.p.groups
+    other = sum(1 << i for (_b, grp, vc), i in g.mc_bit.items()
+                if may_reorder(groups, McastSetValid(0, grp, 0, vc=vc), op)) if g.orders else 0
+    mine = sum(1 << i for (_b, grp, vc), i in g.mc_bit.items()
+               if (vc, groups[grp].corners) == key) if g.orders else 0
     conds = []
     if not g.t.ordered_writes:
-        conds.append(f"(mc_mask[{e}] & {mine}) == 0" if g.vcs else f"mc_mask[{e}] == 0")
+        conds.append(f"(mc_mask[{e}] & {mine}) == 0" if g.orders else f"mc_mask[{e}] == 0")
     if other:
         conds.append(f"(mw_mask[{e}] & {other}) == 0")
     if conds:
@@ -81,23 +86,30 @@ def set_valid(g: _Gen, e: int, path: tuple[int, ...], op: McastSetValid, st: Ste
 def lands(g: _Gen, iss: _Issue, x: int, size: int, where: str) -> list[str]:
     """The multicast in entry ``x`` of its engine's queue leaves its source (the first of its virtual channel not yet
     left on a target whose writes stay ordered, any otherwise; it moves before every entry not yet left) or lands at
-    a destination site no multicast of its channel that left before it still has to land at."""
+    a destination site no multicast of its landing order (channel and rectangle, ``ir.program.landing_order``) that
+    left before it still has to land at."""
     e, k, op = iss.e, iss.k, iss.op
     assert isinstance(op, (McastSend, McastSetValid))
     q, i = f"mq{e}", str(x)
     out: list[str] = []
-    # Entries of another virtual channel neither hold this one back nor keep it from landing first (the NoC keeps no
-    # order across channels). When every multicast of the engine shares one channel the guards are the plain ones.
-    other = [o.k for o in g.issues if o.e == e and isinstance(o.op, (McastSend, McastSetValid)) and o.op.vc != op.vc]
-    if not other:
+    # Entries of another virtual channel do not hold this one back (leaving is ordered per channel); entries of
+    # another landing order do not keep it from landing first (the NoC keeps no order across channels or
+    # destinations). When every multicast of the engine shares one the guards are the plain ones.
+    mcasts = [o for o in g.issues if o.e == e and isinstance(o.op, (McastSend, McastSetValid))]
+    other_vc = [o.k for o in mcasts if g.order[o.k][0] != op.vc]
+    other_order = [o.k for o in mcasts if g.order[o.k] != g.order[k]]
+
+    def mine(y: int, others: list[int]) -> str:
+        return " && ".join(f"{q}[{y}].op != {k2}" for k2 in others)
+    if not other_vc:
         first_unleft = "true" if not g.t.ordered_writes or x == 0 else f"{q}[{x - 1}].left"
+    else:
+        first_unleft = " && ".join(f"({q}[{y}].left || !({mine(y, other_vc)}))" for y in range(x)) \
+            if g.t.ordered_writes and x else "true"
+    if not other_order:
         busy = " | ".join(f"{q}[{y}].rem" for y in range(x)) or "0"
     else:
-        def mine(y: int) -> str:
-            return " && ".join(f"{q}[{y}].op != {k2}" for k2 in other)
-        first_unleft = " && ".join(f"({q}[{y}].left || !({mine(y)}))" for y in range(x)) \
-            if g.t.ordered_writes and x else "true"
-        busy = " | ".join(f"({mine(y)} -> {q}[{y}].rem : 0)" for y in range(x)) or "0"
+        busy = " | ".join(f"({mine(y, other_order)} -> {q}[{y}].rem : 0)" for y in range(x)) or "0"
     j, m = g._tmp(), g._tmp()
     fields = ["op", *g._FIELDS["mq"]]
     save = " ".join(f"s_{f} = {q}[{i}].{f};" for f in fields)

@@ -17,8 +17,8 @@ from verispatial.families.cb import semantics as cb
 from verispatial.families.noc import semantics as noc
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
-from verispatial.ir.ops import McastSend, McastSetValid, SemIncMcast, op_text, vc_text
-from verispatial.ir.program import Program, walk
+from verispatial.ir.ops import McastSend, McastSetValid, SemIncMcast, op_text
+from verispatial.ir.program import Program, landing_order_text, walk
 from verispatial.petri.pending import MCAST, VALID
 from verispatial.petri.position import Violation
 
@@ -133,23 +133,26 @@ def send(it: Interp, s: State, e: int, pc: PC, op: McastSend, out: list[Violatio
     entry: Entry = (MCAST, path, iters, b, op.pages, slot, False, it._mcast_bufs[(op.dest, op.group)], src,
                     op.front, op.offset)
     s.pending[e] = (*s.pending[e], entry)
-    s.mc_since[e] = s.mc_since[e] | {(b, op.vc, False)}
+    s.mc_since[e] = s.mc_since[e] | {(b, op.group, op.vc, False)}
     s.wb[e] = True
     s.wack[e] += op.num_dests - len(entry[7])
 
 
 def set_valid(it: Interp, s: State, e: int, pc: PC, op: McastSetValid, out: list[Violation]) -> None:
     """noc_semaphore_set_multicast of the engine's word of ``op.source`` onto ``op.sem`` at every destination;
-    ``async-flag-overtake`` when a data multicast issued before it may land after it: on a target whose writes are
-    not ordered, one with no Flush or WriteBarrier between them (it may leave later: tt-metal #12678); on another
-    virtual channel, one with no WriteBarrier between them (a Flush sees it leave, not land, and across channels the
-    NoC keeps no order: tt-metal #55555)."""
+    ``async-flag-overtake`` when a data multicast issued before it may land after it at a core both reach: of its
+    landing order (``ir.program.landing_order``) on a target whose writes are not ordered, one with no Flush or
+    WriteBarrier between them (it may leave later: tt-metal #12678); of another, on another virtual channel or to
+    another rectangle, one with no WriteBarrier between them (a Flush sees it leave, not land, and the NoC keeps no
+    order across channels, tt-metal #55555, nor across destinations, ``noc.h:23-30``)."""
     path, iters = pc
-    across = sorted({b for b, vc, _flushed in s.mc_since[e] if vc != op.vc})
-    early = sorted({b for b, vc, flushed in s.mc_since[e] if vc == op.vc and not (it.ordered or flushed)})
+    mine = it.order[e][path]
+    across = sorted({b for b, g, vc, _flushed in s.mc_since[e] if it.may_reorder(g, vc, op.group, op.vc)})
+    early = sorted({b for b, g, vc, flushed in s.mc_since[e]
+                    if (vc, it.program.groups[g].corners) == mine and not (it.ordered or flushed)})
     if across or early:
-        why = (f"no write_barrier between them and it travels on {vc_text(op.vc)}, they on another (no order across "
-               "virtual channels)" if across else
+        why = (f"no write_barrier between them and it travels on {landing_order_text(mine)}, they on another channel "
+               "or to another rectangle (no order across channels or destinations)" if across else
                f"no flush/write_barrier between them and {it.program.target.name} does not order writes")
         bufs = ", ".join(f"b{b}" for b in (across or early))
         it._v(out, R.ASYNC_FLAG_OVERTAKE, e, pc,

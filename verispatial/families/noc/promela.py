@@ -156,7 +156,7 @@ def read_barrier(g: _Gen, e: int, path: tuple[int, ...], op: ReadBarrier, st: St
 def write_barrier(g: _Gen, e: int, path: tuple[int, ...], op: WriteBarrier, st: Step) -> None:
     conds = [f"n{q}{e} == 0" for q, k in (("wq", "wr"), ("mq", "mc")) if (e, k) in g.qsize]
     st.guard = " && ".join(conds) or "true"
-    st.body += [f"wb[{e}] = 0;", f"mc_mask[{e}] = 0;", *([f"mw_mask[{e}] = 0;"] if g.vcs else []),
+    st.body += [f"wb[{e}] = 0;", f"mc_mask[{e}] = 0;", *([f"mw_mask[{e}] = 0;"] if g.orders else []),
                 *tensors.writes_complete(g, e)]
 
 

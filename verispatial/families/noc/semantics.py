@@ -267,8 +267,9 @@ def write_barrier(it: Interp, s: State, e: int, pc: PC, op: WriteBarrier, out: l
 
 def flush(it: Interp, s: State, e: int, pc: PC, op: Flush, out: list[Violation]) -> None:
     """noc_async_writes_flushed: every write and multicast of the engine has left its source (not landed: one on
-    another virtual channel may still land after a later flag, ``State.mc_since``)."""
-    s.mc_since[e] = frozenset() if it.one_vc[e] else frozenset((b, vc, True) for b, vc, _left in s.mc_since[e])
+    another virtual channel or to another rectangle may still land after a later flag, ``State.mc_since``)."""
+    s.mc_since[e] = (frozenset() if it.one_order[e]
+                     else frozenset((b, g, vc, True) for b, g, vc, _left in s.mc_since[e]))
     s.sc_mask[e] = 0
 
 
