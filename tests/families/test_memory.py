@@ -6,8 +6,6 @@ multicast landing) or publish a page of one while the other still holds it uncon
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import pytest
 from builders import A, buf, ep, prog
@@ -198,50 +196,3 @@ def test_an_alias_proof_is_reused_for_a_translated_copy_and_a_refutation_never()
     assert [r.name for r in refuted] == ["alias-clobber:b1~b0", "alias-clobber:b3~b2"]
     assert all(r.counterexample is not None and r.counterexample["replay"]["violation"]["rule"] == "alias-clobber"
                for r in refuted)
-
-
-def _alias_queries(p: Program, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, Verdict, str]], list[str]]:
-    """``check_aliases`` of ``p`` without a proof memo: its results (name, verdict, reason) and the names of the
-    state queries it made."""
-    from verispatial.certify import reach
-    from verispatial.certify.rules import all_engine_facts
-    from verispatial.families.memory.alias_encoding import check_aliases
-
-    made: list[str] = []
-
-    class Counted(reach.StateQuery):
-        def __init__(self, a: reach.Analysis, name: str, *args: Any, **kw: Any) -> None:
-            made.append(name)
-            super().__init__(a, name, *args, **kw)
-
-    monkeypatch.setattr(reach, "StateQuery", Counted)
-    a = reach.analyse(p)
-    got = check_aliases(a, {b.id for b in p.buffers}, facts=all_engine_facts(p, a.views))
-    return [(r.name, r.verdict, r.reason) for r in got], made
-
-
-def test_the_pairs_of_one_component_are_proved_by_one_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Both pairs of the safe program, one component: one query over the union of their engines proves both, each
-    # with the reason its own query gives.
-    got, made = _alias_queries(aliased(pop_first=True), monkeypatch)
-    assert made == ["alias-clobber:(0,0).compute+2"]
-    assert got == [("alias-clobber:b0~b1", Verdict.PROVED, "2 push(es) and write(s) into b0 never touch a page its "
-                    "alias b1 still holds"),
-                   ("alias-clobber:b1~b0", Verdict.PROVED, "2 push(es) and write(s) into b1 never touch a page its "
-                    "alias b0 still holds")]
-    # Two translated copies are two components: one query each (no memo here), four proofs.
-    got, made = _alias_queries(aliased_on_two_sites(pop_first=True), monkeypatch)
-    assert len(made) == 2
-    assert [v for _, v, _ in got] == [Verdict.PROVED] * 4
-
-
-def test_a_clobbering_pair_sends_its_component_to_one_query_per_pair(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The joint query is sat (b1's pack lands on b0's unread page): it proves nothing, each pair is asked alone, and
-    # the clobber the interpreter finds stays refuted while the other pair proves.
-    p = aliased(pop_first=False)
-    got, made = _alias_queries(p, monkeypatch)
-    assert made[0] == "alias-clobber:(0,0).compute+2"
-    assert {"alias-clobber:b0~b1", "alias-clobber:b1~b0"} <= set(made)
-    assert [(n, v) for n, v, _ in got] == [("alias-clobber:b0~b1", Verdict.PROVED),
-                                           ("alias-clobber:b1~b0", Verdict.REFUTED)]
-    assert explore(p).rules() == ["alias-clobber"]

@@ -11,8 +11,7 @@ state, consistent with the facts, where
   stands, which no push moves meanwhile: a push there is ``async-read-publish`` and fails this query closed),
 
 and one of those pages is among the alias's pages ``[popped, pushed)`` (all modulo the common capacity)? A
-multicast landing into an aliased buffer is not decided (failed to prove). The pairs of one component are first
-asked in one query (``_Joint``: is some pair's state reachable?); only its unsat is used, as the proof of every pair.
+multicast landing into an aliased buffer is not decided (failed to prove).
 """
 
 from __future__ import annotations
@@ -21,10 +20,9 @@ import functools
 import time
 from collections.abc import Mapping
 
-import attrs
 import z3
 
-from verispatial.certify.canon import ProofMemo, component_name
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.facts import EngineFacts
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
@@ -92,8 +90,7 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     ``solve_each`` widens to lies inside it) is isomorphic to one proved before (``canon.py``), with the same pair,
     pushes, writes and page offsets in canonical ids, reuses that proof: the query reads only the component's ops
     (positions and counters), buffer capacities and those offsets, never a tensor address or a byte offset. The
-    pairs of one component are first asked together (``_Joint``): the matmul slices of the decode step hold 16
-    pairs each, on 8 sites of one component."""
+    matmul slices of the decode step: 16 pairs each, on 8 sites that are translations of each other."""
     from verispatial.certify.rules import all_engine_facts
 
     out: list[Result] = []
@@ -104,8 +101,6 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
     facts = facts if facts is not None else all_engine_facts(p, a.views)
     leaves = [lf for v in a.views.values() for lf in v.leaves]
     dests = multicast_destinations(p)
-    # per pair, in order: its failed result (undecided), or what its query needs
-    todo: list[Result | _Pair] = []
     for b, others in sorted(partners.items()):
         cap = p.buffers[b].capacity
         pushes = [lf for lf in leaves if isinstance(lf.op, Push) and lf.op.buf == b]
@@ -126,89 +121,23 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         if not pushes and not writes and not undecided:
             continue
         for other in others:
+            t0 = time.perf_counter()
             name = f"{R.ALIAS_CLOBBER}:b{b}~b{other}"
             if undecided:
-                todo.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, undecided))
+                out.append(Result(R.Family.MEMORY.value, name, Verdict.FAILED, undecided))
                 continue
             focus = {lf.engine for lf in leaves if getattr(lf.op, "buf", None) in (b, other)}
             focus |= {lf.engine for lf, *_ in writes}
-            todo.append(_Pair(b, other, cap, pushes, writes, name, frozenset(focus)))
-    joints: dict[frozenset[str], _Joint] = {}
-    for x in todo:
-        if isinstance(x, _Pair):
-            comp = a.component_of(x.focus)
-            joints.setdefault(comp, _Joint(a, comp, trusted, rlimit)).pairs.append(x)
-    for x in todo:
-        if not isinstance(x, _Pair):
-            out.append(x)
-            continue
-        comp = a.component_of(x.focus)
-        compute = functools.partial(_decide, a, joints[comp], x, trusted, rlimit, time.perf_counter())
-        if cache is None:
-            out.append(compute())
-            continue
-        c = cache.canon(a, comp, trusted)
-        item = [c.buffers.get(x.b), c.buffers.get(x.other), x.cap,
-                sorted([c.engines[lf.engine], lf.index] for lf in x.pushes),
-                sorted([c.engines[w.engine], w.index, sorted(offs), first.index, last.index]
-                       for w, offs, first, last in x.writes), sorted(c.engines[e] for e in x.focus), rlimit]
-        out.append(cache.run(R.ALIAS_CLOBBER, c, item, x.name, compute))
+            if cache is None:
+                out.append(_clobber(a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0))
+                continue
+            c = cache.canon(a, a.component_of(focus), trusted)
+            item = [c.buffers.get(b), c.buffers.get(other), cap, sorted([c.engines[x.engine], x.index] for x in pushes),
+                    sorted([c.engines[w.engine], w.index, sorted(offs), first.index, last.index]
+                           for w, offs, first, last in writes), sorted(c.engines[e] for e in focus), rlimit]
+            out.append(cache.run(R.ALIAS_CLOBBER, c, item, name, functools.partial(
+                _clobber, a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0)))
     return out
-
-
-@attrs.frozen
-class _Pair:
-    """One (buffer, alias) pair to decide: the buffer, its alias, their capacity, the pushes and writes into the
-    buffer, the obligation's name and the engines its query starts from."""
-
-    b: int
-    other: int
-    cap: int
-    pushes: list[Leaf]
-    writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]]
-    name: str
-    focus: frozenset[str]
-
-
-@attrs.define
-class _Joint:
-    """The pairs of one component asked in one query, once, when the first of them is decided without a proof to
-    reuse: is a state where *some* pair's push or write touches a page its alias holds consistent with the facts over
-    the union of the pairs' starting engines? Unsat proves every pair: each pair's question is one disjunct, and a
-    scope's facts hold of every reachable state whatever engines it holds (``reach.solve_each``: an
-    over-approximation). Anything else (sat, unknown) proves nothing and each pair is asked on its own, as alone."""
-
-    a: Analysis
-    comp: frozenset[str]
-    trusted: set[int]
-    rlimit: int
-    pairs: list[_Pair] = attrs.Factory(list)
-    proved: bool | None = None
-
-    def all_proved(self) -> bool:
-        if self.proved is None:
-            self.proved = False
-            if len(self.pairs) > 1:
-                builds = [_clobbers(self.a, x.b, x.other, x.cap, x.pushes, x.writes) for x in self.pairs]
-                scope = frozenset().union(*(x.focus for x in self.pairs))
-                # the first scope only (``stop``): a sat answer sends every pair to its own query anyway
-                o, _, _ = solve_each(self.a, lambda sq: any_of(sq.q.ctx, [f(sq) for f in builds]),  # type: ignore[operator]
-                                     f"{R.ALIAS_CLOBBER}:{component_name(self.comp)}", scope, self.trusted,
-                                     self.rlimit, stop=lambda: True)
-                self.proved = o.status == Status.UNSAT
-        return self.proved
-
-
-def _decide(a: Analysis, joint: _Joint, x: _Pair, trusted: set[int], rlimit: int, t0: float) -> Result:
-    """Pair ``x``'s result: proved with the other pairs of its component (``joint``), else its own query."""
-    if joint.all_proved():
-        return Result(R.Family.MEMORY.value, x.name, Verdict.PROVED, _proved_reason(x), seconds=time.perf_counter() - t0)
-    return _clobber(a, x.b, x.other, x.cap, x.pushes, x.writes, x.name, x.focus, trusted, rlimit, t0)
-
-
-def _proved_reason(x: _Pair) -> str:
-    return (f"{len(x.pushes) + len(x.writes)} push(es) and write(s) into b{x.b} never touch a page its alias "
-            f"b{x.other} still holds")
 
 
 def _clobber(a: Analysis, b: int, other: int, cap: int, pushes: list[Leaf],
@@ -217,9 +146,11 @@ def _clobber(a: Analysis, b: int, other: int, cap: int, pushes: list[Leaf],
     """The ``alias-clobber`` result of ``b`` against ``other`` (``_clobbers``' query from the ``focus`` engines)."""
     o, d, _ = solve_each(a, _clobbers(a, b, other, cap, pushes, writes), name, focus, trusted, rlimit)
     dt = time.perf_counter() - t0
+    n = len(pushes) + len(writes)
     if o.status == Status.UNSAT:
         return Result(R.Family.MEMORY.value, name, Verdict.PROVED,
-                      _proved_reason(_Pair(b, other, cap, pushes, writes, name, focus)), seconds=dt)
+                      f"{n} push(es) and write(s) into b{b} never touch a page its alias b{other} still holds",
+                      seconds=dt)
     if o.status == Status.SAT and d is not None:
         blame = _blame(d.at, pushes, writes)
         where = {"engine": blame.engine, "path": list(blame.path)} if blame else {}
