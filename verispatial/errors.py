@@ -175,8 +175,8 @@ class SourceRefusal(BadInput):
     """A front end refused a construct of the user's source (exit 2), as the command line reports it: ``frontend``
     (``ttmetal``, ``ttlang``), ``construct`` the construct refused, ``detail`` what about it (may be empty), ``at``
     where in the user's source, ``reason`` the refusal's rule, ``called_at`` (a construct in a helper the kernel
-    includes) the kernel's call that got there, each file as the user can open it. ``kind`` (``<frontend>-refused``) names the refusal
-    kind: ``--sarif``'s rule id. ``to_json`` gives each its own slot."""
+    includes) the kernel's call that got there, each file as the user can open it. ``kind``
+    (``<frontend>-refused``) names the refusal kind: ``--sarif``'s rule id. ``to_json`` gives each its own slot."""
 
     def __init__(self, frontend: str, construct: str, at: SourcePlace, reason: str, *, detail: str = "",
                  called_at: SourcePlace | None = None) -> None:

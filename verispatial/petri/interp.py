@@ -404,12 +404,10 @@ class Interp:
             index((), ep.ops)
             self._ops.append(ops)
             self._bodies.append(bodies)
-        # Per engine: the virtual channel (the leave order) and the landing order (``ir.program.landing_order``) of
-        # each multicast, by path (``landings`` asks them of every entry in flight), and whether they all share one
-        # landing order (then a Flush forgets the data multicasts it saw leave: only a flag of another landing order
+        # Per engine: the landing order (``ir.program.landing_order``: its virtual channel, which alone orders leaving,
+        # and its rectangle) of each multicast, by path (``landings`` asks it of every entry in flight), and whether
+        # they all share one landing order (then a Flush forgets the data multicasts it saw leave: only a flag of another landing order
         # asks of them, ``State.mc_since``, and keeping them would split equal futures into several states).
-        self._vc = [{p: op.vc for p, op in ops.items() if isinstance(op, (McastSend, McastSetValid))}
-                    for ops in self._ops]
         self.order = [{p: landing_order(self.program.groups, op) for p, op in ops.items()
                        if isinstance(op, (McastSend, McastSetValid))} for ops in self._ops]
         self.one_order = [len(set(keys.values())) <= 1 for keys in self.order]
@@ -652,13 +650,13 @@ class Interp:
                 if k < _MCAST:
                     out.append(Transition("land", e, i))
                     continue
-                vc = self._vc[e][en[1]]
+                key = self.order[e][en[1]]
                 if not en[6]:
+                    vc = key[0]  # leaving keeps issue order per channel, whatever the rectangle
                     if not self.ordered or vc not in unleft:
                         out.append(Transition("leave", e, i))
                     unleft.add(vc)
                     continue
-                key = self.order[e][en[1]]
                 for d in en[7]:
                     if (key, self._dest_site(k, d)) not in busy:
                         out.append(Transition("land", e, i, d))
