@@ -20,6 +20,7 @@ from verispatial.ir.core import Addr, Role, Term
 from verispatial.ir.graph import GraphBuilder, ModelGraph, load_graph
 from verispatial.ir.ops import Loop, WriteTiles
 from verispatial.ir.program import Program
+from verispatial.ir.serialize import load_program
 from verispatial.ir.target import BLACKHOLE, WORMHOLE, Target
 from verispatial.passes.compile import compile_model, compile_section
 from verispatial.passes.pipeline import Pipeline, capped_passes
@@ -252,9 +253,20 @@ def test_activation_tile_read_but_never_written_is_refuted() -> None:
     assert report.exit_code == 1
     assert hb(report) == {"hb-activation:act:(1,0).reader[3]": Verdict.REFUTED}  # the one write shares no tile
     r = named(report, "hb-activation:act:(1,0).reader[3]")
-    assert r.reason == "(1,0).reader reads act tile 1 at [3] {}, which no write of act writes"
+    assert r.reason == "(1,0).reader reads act tile 1 at [3], which no write of act writes"
     c = r.counterexample
     assert c is not None
     replay = c["replay"]
     assert isinstance(replay, dict)
     assert replay["violation"]["rule"] == "tensor-race"
+
+
+def test_tensor_order_reasons_word_loop_iterations_as_messages_do() -> None:
+    """A tensor-ordering refutation names each occurrence's loop indices as every other message does ("loop
+    iteration k=1", ``ir.source.iteration_words``), not as a Python dict (``{'k': 1}``), and says nothing for an
+    op in no loop."""
+    root = Path(__file__).resolve().parents[1] / "proofs" / "examples" / "broken"
+    state = named(certify(load_program(root / "t_kv_no_rendezvous.program.json")), "hb-state:kv:(0,0).reader[4, 1]<(0,0).writer[1]")
+    assert state.verdict is Verdict.REFUTED
+    assert state.reason == ("(0,0).reader can read state kv tile 0 at [4, 1] (loop iteration r=0) before "
+                            "(0,0).writer's write of it at [1] completed")

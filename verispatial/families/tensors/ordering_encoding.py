@@ -55,6 +55,7 @@ from verispatial.ir.ops import (
     count_value,
 )
 from verispatial.ir.program import Program, Tensor
+from verispatial.ir.source import iteration_words
 from verispatial.petri.position import Cause
 
 
@@ -130,6 +131,12 @@ class _Access:
 
     def values(self, m: z3.ModelRef) -> dict[str, int]:
         return {lc.var: model_int(m, i) for lc, i in zip(self.leaf.loops, self.idx, strict=True)}
+
+    def at(self, m: z3.ModelRef) -> str:
+        """Where this occurrence is in a reason: ``at [4, 1] (loop iteration r=0)`` (its op path, then the loop indices
+        of the model as every message words them, ``ir.source.iteration_words``); ``at [1]`` in no loop."""
+        it = self.values(m)
+        return f"at {list(self.leaf.path)}" + (f" ({iteration_words(it)})" if it else "")
 
 
 def _count(enc: Encoder) -> LoopMath:
@@ -387,8 +394,8 @@ def _state(a: Analysis, trusted: set[int], tensor: str, reads: list[Leaf], write
             def why(m: z3.ModelRef, r: Leaf = r, w: Leaf = w, held: dict[str, _Access] = held) -> str:
                 wa, ra = held["w"], held["r"]
                 tile = max(model_int(m, wa.lo), model_int(m, ra.lo))
-                return (f"{w.engine} can write state {tensor} tile {tile} at {list(w.path)} {wa.values(m)} before "
-                        f"{r.engine}'s read of its old value at {list(r.path)} {ra.values(m)} landed")
+                return (f"{w.engine} can write state {tensor} tile {tile} {wa.at(m)} before "
+                        f"{r.engine}'s read of its old value {ra.at(m)} landed")
 
             out.append(_run(
                 a, trusted, name, [r.engine, w.engine], build,
@@ -424,7 +431,7 @@ def _coverage(p: Program, tensor: str, r: Leaf, writes: list[Leaf], rlimit: int,
         m = o.model
         x = model_int(m, tile)
         it = ra.values(m)
-        why = (f"{r.engine} reads {tensor} tile {x} at {list(r.path)} {it}, which no write of {tensor} writes"
+        why = (f"{r.engine} reads {tensor} tile {x} {ra.at(m)}, which no write of {tensor} writes"
                if writes else f"activation {tensor} is read but never written")
         cex: dict[str, object] = {
             "kind": "race", "rule": R.TENSOR_RACE, "engine": r.engine, "path": list(r.path), "iteration": it,
@@ -589,8 +596,8 @@ def _read_after_write(a: Analysis, trusted: set[int], tensor: str, r: Leaf, w: L
     def why(m: z3.ModelRef) -> str:
         wa, ra = held["w"], held["r"]
         tile = max(model_int(m, wa.lo), model_int(m, ra.lo))
-        return (f"{r.engine} can read {what} {tensor} tile {tile} at {list(r.path)} {ra.values(m)} before "
-                f"{w.engine}'s write of it at {list(w.path)} {wa.values(m)} completed")
+        return (f"{r.engine} can read {what} {tensor} tile {tile} {ra.at(m)} before "
+                f"{w.engine}'s write of it {wa.at(m)} completed")
 
     return [_run(
         a, trusted, pair, [r.engine, w.engine], build,
@@ -657,9 +664,8 @@ def _write_write(a: Analysis, trusted: set[int], tensor: str, writes: list[Leaf]
                     na, oa = held[tag]
                     if z3.is_true(m.eval(z3.And(na.domain(), oa.domain(), na.shares(oa)), model_completion=True)):
                         tile = max(model_int(m, na.lo), model_int(m, oa.lo))
-                        return (f"{na.leaf.engine} can write {tensor} tile {tile} at {list(na.leaf.path)} "
-                                f"{na.values(m)} while {oa.leaf.engine}'s write of it at {list(oa.leaf.path)} "
-                                f"{oa.values(m)} is incomplete")
+                        return (f"{na.leaf.engine} can write {tensor} tile {tile} {na.at(m)} "
+                                f"while {oa.leaf.engine}'s write of it {oa.at(m)} is incomplete")
                 return f"{w1.engine} and {w2.engine} can write a common tile of {tensor} unordered"
 
             out.append(_run(a, trusted, name, [w1.engine, w2.engine], build,
