@@ -486,3 +486,32 @@ def test_a_file_at_the_file_system_root_gets_the_root_directory_uri(tmp_path: Pa
     assert places.original_uri_base_ids()[loc["uriBaseId"]]["uri"] == "file:///"
     inner = places.location(tmp_path.parent / "q.json")
     assert places.original_uri_base_ids()[inner["uriBaseId"]]["uri"] == tmp_path.parent.as_uri() + "/"
+
+
+def test_gate_sarif_names_a_lost_programs_buffers_as_certify_does(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program whose verdict moved (the manifest expects proved, the checker refutes) is written to the gate's
+    SARIF log with the program's names (``c_0@(0,0)``), as ``certify --sarif`` writes it, not the ids (``b0``)."""
+    d = _corpus(tmp_path)
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    mani = json.loads((d / "manifest.json").read_text())
+    entry = mani["programs"]["examples/broken/f_memory_overlap"]
+    entry["expect"] = "proved"
+    entry.pop("refuted", None)
+    (d / "manifest.json").write_text(json.dumps(mani, indent=1))
+    sarif = tmp_path / "g.sarif"
+    assert main(["gate", "proofs", "--sarif", str(sarif), "-q"]) == 1
+    capsys.readouterr()
+    doc = json.loads(sarif.read_text())
+    valid_sarif(doc)
+    texts = [r["message"]["text"] for r in doc["runs"][0]["results"] if r["ruleId"] == "memory-disjoint"]
+    assert texts
+    assert all("c_0@(0,0)" in t and "c_1@(0,0)" in t and "b0" not in t for t in texts), texts
+    single = tmp_path / "c.sarif"
+    assert main(["certify", str(d / "examples/broken/f_memory_overlap.program.json"), "--sarif", str(single),
+                 "-q"]) == 1
+    capsys.readouterr()
+    alone = [r["message"]["text"] for r in json.loads(single.read_text())["runs"][0]["results"]
+             if r["ruleId"] == "memory-disjoint"]
+    assert texts == alone

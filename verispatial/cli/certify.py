@@ -214,13 +214,10 @@ def _certify_outputs(done: list[tuple[str, Any]], as_json: bool, sarif_out: str 
     # Every output is computed before the first is written, so a failure leaves no partial set of files.
     outputs: list[tuple[str, str]] = []
     if sarif_out is not None:
-        from verispatial.report.sarif import Artifact, read_text, sarif_log
+        from verispatial.report.sarif import program_artifact, sarif_log
 
         # a host's kernel lines are named as the user opens them (cli.imports.openable): no directory to add
-        arts = [Artifact(Path(path).as_posix(), fr.report,
-                         read_text(path) if fr.report.exit_code != EXIT_OK else None, g,
-                         _op_sources(fr.report, p), namer(p))
-                for (path, fr), g, p in zip(done, groupings, shown, strict=True)]
+        arts = [program_artifact(path, fr.report, p, g) for (path, fr), g, p in zip(done, groupings, shown, strict=True)]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, worst), indent=1) + "\n"))
     if junit_out is not None:
         from verispatial.report.junit import junit_xml, report_cases

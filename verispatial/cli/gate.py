@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -49,9 +50,10 @@ def run_gate(directory: str, manifest: str | None, ci_only: bool, jobs: int, cha
     outputs: list[tuple[str, str]] = []
     mani = str(run.manifest.path) if run.manifest is not None and run.manifest.path is not None else directory
     if sarif_out is not None:
-        from verispatial.report.sarif import Artifact, read_text, sarif_log
+        from verispatial.report.sarif import program_artifact, sarif_log
 
-        arts = [Artifact(Path(o.program).as_posix(), o.report, read_text(o.program))
+        # each lost program named and located as certify --sarif does it (its buffers by name, its ops' lines)
+        arts = [program_artifact(o.program, o.report, _shown(o.program))
                 for o in run.outcomes if o.status == "lost" and o.report is not None and o.program is not None]
         outputs.append((sarif_out, json.dumps(sarif_log(arts, run.exit_code, gate_extra_results(run, mani)),
                                               indent=1) + "\n"))
@@ -95,3 +97,16 @@ def gate_cmd(directory: str, manifest: str | None, ci_only: bool, jobs: int, sch
     proof, a changed verdict, a missing or an extra program fails (exit 1)."""
     return guard(as_json, lambda: run_gate(directory, manifest, ci_only, jobs, changed, sarif_out, junit_out,
                                             as_json, cache_dir, no_cache, quiet, scheduler))
+
+
+def _shown(path: Path) -> Any:
+    """The program of a lost gate entry as its report's texts are shown in (a templated program's expansion), or
+    None when it no longer loads (the SARIF log then names ids, as the report does)."""
+    from verispatial.ir.serialize import load_document
+    from verispatial.ir.templated import TemplatedProgram
+
+    try:
+        doc = load_document(path)
+    except VerispatialError:
+        return None
+    return doc.expand() if isinstance(doc, TemplatedProgram) else doc

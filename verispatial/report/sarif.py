@@ -668,6 +668,23 @@ def _extra_result(x: Finding, places: _Places, rules: _Rules) -> dict[str, Any]:
     return res
 
 
+def program_artifact(path: str | Path, report: Report, shown: Any, grouping: Grouping | None = None) -> Artifact:
+    """The ``Artifact`` of one program file as ``certify --sarif`` and ``gate --sarif`` both write it: its text (only
+    when something did not prove: a proof sits nowhere), the consequences grouped under their findings (``grouping``,
+    else derived when something is refuted), the source lines of ops that unproved obligations name, and the
+    program's own names in messages (``c_0@(1,0)``, not ``b1``). ``shown``: the program the report's texts are shown
+    in (a templated program's expansion; None for a proved run, which locates nothing)."""
+    from verispatial.report.consequences import grouped
+    from verispatial.report.names import namer
+    from verispatial.report.sources import obligation_sources
+
+    failed = report.exit_code != 0
+    if grouping is None and any(r.verdict == Verdict.REFUTED for r in report.results):
+        grouping = grouped(report, shown)
+    return Artifact(Path(path).as_posix(), report, read_text(path) if failed else None, grouping,
+                    obligation_sources(shown, report) if shown is not None else {}, namer(shown))
+
+
 def read_text(path: str | Path) -> str | None:
     """The file's text, or None when it cannot be read as UTF-8."""
     try:
