@@ -394,3 +394,34 @@ def test_a_struct_a_loop_of_a_runtime_count_changes_is_refused(tmp_path: Path) -
     with pytest.raises(Refused, match="value changed from one iteration to the next") as e:
         _read(tmp_path, src, kernel={"runtime_args": ["addr", "n"]}, args={"n": "1..4"})
     assert e.value.loc.line == 8
+
+
+# ------------------------------------------------------------------ 64-bit values in a branch condition
+
+
+@pytest.mark.parametrize(("cond", "ops"), [
+    ("65536u * 65536u != 0", [("Reserve", 2)]),  # a uint32_t product wraps to 0 (C++'s unsigned wrap)
+    ("0xFFFFFFFFu + 1u == 0", [("Reserve", 1)]),
+    ("5ull > 3", [("Reserve", 1)]),  # 64-bit operands whose values fit the word: as 32-bit ones
+    ("(uint64_t)7 * 3 == 21", [("Reserve", 1)]),
+])
+def test_a_condition_on_values_in_the_word_is_folded(tmp_path: Path, cond: str, ops: list[tuple[str, int]]) -> None:
+    src = _main(f"    if ({cond}) {{ cb_reserve_back(0, 1); }} else {{ cb_reserve_back(0, 2); }}")
+    assert _ops(_read(tmp_path, src)) == ops
+
+
+@pytest.mark.parametrize("lines", [
+    ["    if (65536ull * 65536ull != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    ["    if ((uint64_t)65536 * 65536 != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    ["    if (0xFFFFFFFFull + 1 == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    ["    uint64_t big = 65536;", "    big = big * 65536;",
+     "    if (big != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+])
+def test_a_64_bit_value_past_the_word_is_refused_not_wrapped(tmp_path: Path, lines: list[str]) -> None:
+    """The RISC's words are 32 bits, C++'s ``uint64_t`` / ``long long`` 64: ``65536ull * 65536ull != 0`` is true on
+    the device, where the reading's 32-bit word would wrap the product to 0 and take the other branch (the wrong
+    program). A 64-bit value past the word is refused by name at its line, never folded as a wrapped word."""
+    with pytest.raises(Refused) as e:
+        _read(tmp_path, _main(*lines))
+    assert e.value.loc.line == 2 + len(lines)
+    assert "64-bit" in str(e.value)

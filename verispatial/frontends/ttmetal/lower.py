@@ -2690,6 +2690,10 @@ class KernelReader:
                 unsigned = self.declared_as(c.child_by_field_name("left"), _UNSIGNED_WORDS) or self.declared_as(
                     c.child_by_field_name("right"), _UNSIGNED_WORDS)
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
+                    if _word(lv.const) != lv.const or _word(rv.const) != rv.const:
+                        if self.wide(c):  # C++ compares 64-bit values the word would wrap: not followed
+                            self.refuse("comparison of a 64-bit value past 32 bits", c,
+                                        f"{self.text(c)}: {lv.const} and {rv.const} (64-bit arithmetic not followed)")
                     if unsigned:  # a uint32_t variable against an int: C++ compares the two as unsigned words
                         return _holds(op, lv.const % (1 << 32) - rv.const % (1 << 32))
                     return self.compare(op, lv.const, rv.const, c, signed)
@@ -2792,17 +2796,42 @@ class KernelReader:
                 n.child_by_field_name("right"))
         return False
 
-    def declared_as(self, n: Any, types: frozenset[str]) -> bool:
-        """Whether ``n`` is a variable whose declaration in scope names one of ``types``."""
+    def declared_type(self, n: Any) -> str:
+        """The type words of the declaration in scope of variable ``n`` (``std::`` dropped), "" when ``n`` is not a
+        variable or its declaration is not known."""
         while n.type == "parenthesized_expression" and n.named_child_count == 1:
             n = n.named_children[0]
         if n.type != "identifier":
-            return False
+            return ""
         name = n.text.decode()
         scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
         typ = scope.get(name + _TYPE_KEY) if scope is not None else None
-        words = typ.why.replace("std::", "").split() if isinstance(typ, V.Opaque) else []
+        return typ.why.replace("std::", "") if isinstance(typ, V.Opaque) else ""
+
+    def declared_as(self, n: Any, types: frozenset[str]) -> bool:
+        """Whether ``n`` is a variable whose declaration in scope names one of ``types``."""
+        words = self.declared_type(n).split()
         return bool(words) and words[-1] in types
+
+    def wide(self, n: Any) -> bool:
+        """Whether expression ``n`` may compute in 64 bits as far as its text says: a literal with an ``ll`` suffix, a
+        64-bit type named in it (a cast, ``static_cast<uint64_t>``) or a variable declared with one. The reading's
+        numbers are words of the RISC (``_word``): its cores are 32-bit (``-march=rv32im...``, ttnn 0.81.1
+        ``tt_metal/tt-llk/tests/python_tests/helpers/test_config.py:134``; ``long`` is 32 bits there, ``long long``
+        and ``uint64_t`` 64), so a 64-bit value past the word is one the reading would wrap where C++ does not."""
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            t = x.type
+            if t == "number_literal" and "ll" in x.text.decode().lower():
+                return True
+            if t in ("primitive_type", "type_identifier", "sized_type_specifier", "qualified_identifier") and \
+                    _wide_type(x.text.decode()):
+                return True
+            if t == "identifier" and _wide_type(self.declared_type(x)):
+                return True
+            stack.extend(x.children)
+        return False
 
     def compare(self, op: str, x: int, y: int, node: Any, signed: bool = False) -> bool:
         """``x OP y`` of two numbers as the RISC's 32-bit words compare them. The reading's numbers are integers
@@ -3836,6 +3865,8 @@ class KernelReader:
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
+        if (_word(a.const) != a.const or _word(b.const) != b.const) and self.wide(n):
+            return V.Opaque(f"{self.text(n)}: a 64-bit operand past 32 bits (64-bit arithmetic not followed)")
         r = _fold(op, a.const, b.const)
         return V.Opaque(f"{self.text(n)}" + (f": {r}" if isinstance(r, str) else "")) if not isinstance(
             r, int) else V.const(r)
@@ -5544,6 +5575,13 @@ def _issues(n: Any) -> bool:
             return True
         stack.extend(x.named_children)
     return False
+
+
+def _wide_type(text: str) -> bool:
+    """Whether a type's text names a 64-bit integer type of the RISC (``uint64_t``, ``int64_t``, ``long long``;
+    ``KernelReader.wide``)."""
+    words = text.replace("std::", "").replace("*", " ").split()
+    return "uint64_t" in words or "int64_t" in words or words.count("long") >= 2
 
 
 def _fold(op: str, x: int, y: int) -> int | str | None:
