@@ -303,6 +303,13 @@ def _writes(ops: tuple[Op, ...]) -> Iterator[tuple[Path, McastSend | McastSetVal
                 yield (*where, i), op
 
 
+def _replaced(ops: tuple[Op, ...], path: Path, new: Op) -> tuple[Op, ...]:
+    """``ops`` with the op at ``path`` replaced by ``new``."""
+    where, i = path[:-1], path[-1]
+    body = body_at(ops, where)
+    return with_body(ops, where, (*body[:i], new, *body[i + 1:]))
+
+
 def _rechanneled(ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, tuple[Op, ...]]]:
     """Every ``vc`` edit of one engine's ops: a write moved to the lowest channel no write of the engine names (None,
     the channel of the writes naming none, is another channel than each number)."""
@@ -311,10 +318,7 @@ def _rechanneled(ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, tuple[Op, ...
     if free is None:
         return
     for path, op in _writes(ops):
-        where, i = path[:-1], path[-1]
-        body = body_at(ops, where)
-        yield (path, f"{_name(op)} on VC {free}, not {op.vc}",
-               with_body(ops, where, (*body[:i], attrs.evolve(op, vc=free), *body[i + 1:])))
+        yield path, f"{_name(op)} on VC {free}, not {op.vc}", _replaced(ops, path, attrs.evolve(op, vc=free))
 
 
 def _widened(p: Program, ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, Group, tuple[Op, ...]]]:
@@ -332,11 +336,17 @@ def _widened(p: Program, ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, Group
             added = len(wide.destinations()) - len(g.destinations())
             if added == 0:  # the one site added is the non-loopback sender: the same destinations
                 continue
-            where, i = path[:-1], path[-1]
-            body = body_at(ops, where)
             new = attrs.evolve(op, group=wide.id, num_dests=op.num_dests + added)
             yield (path, f"{_name(op)} to ({rect[0]},{rect[1]})-({rect[2]},{rect[3]}), not "
-                   f"({x0},{y0})-({x1},{y1})", wide, with_body(ops, where, (*body[:i], new, *body[i + 1:])))
+                   f"({x0},{y0})-({x1},{y1})", wide, _replaced(ops, path, new))
+
+
+def _with_ops(p: Program, e: int, ops: tuple[Op, ...]) -> Program:
+    """``p`` with engine ``e``'s ops replaced by ``ops``. Its source table (file:line per op path, front ends and vendor
+    transcriptions) no longer matches its ops: it is left out, since validate refuses a location naming no op and a
+    mutant rejected for that would count as killed without the checker seeing it."""
+    ep = p.programs[e]
+    return attrs.evolve(p, programs=(*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:]))
 
 
 def mutants(p: Program) -> Iterator[Mutant]:
@@ -344,20 +354,13 @@ def mutants(p: Program) -> Iterator[Mutant]:
     sharded buffer's shard, buffer by buffer."""
     for e, ep in enumerate(p.programs):
         for kind, path, what, ops in _edits(ep.ops):
-            # The mutated engine's source table (file:line per op path, front ends and vendor transcriptions) no
-            # longer matches its ops: it is left out, since validate refuses a location naming no op and a mutant
-            # rejected for that would count as killed without the checker seeing it.
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
-            yield Mutant(kind, ep.key, path, what, attrs.evolve(p, programs=progs))
+            yield Mutant(kind, ep.key, path, what, _with_ops(p, e, ops))
         for path, what, ops in _unsited(p, ep.ops):
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
-            yield Mutant("unsite", ep.key, path, what, attrs.evolve(p, programs=progs))
+            yield Mutant("unsite", ep.key, path, what, _with_ops(p, e, ops))
         for path, what, ops in _rechanneled(ep.ops):
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
-            yield Mutant("vc", ep.key, path, what, attrs.evolve(p, programs=progs))
+            yield Mutant("vc", ep.key, path, what, _with_ops(p, e, ops))
         for path, what, wide, ops in _widened(p, ep.ops):
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
-            yield Mutant("widen", ep.key, path, what, attrs.evolve(p, programs=progs, groups=(*p.groups, wide)))
+            yield Mutant("widen", ep.key, path, what, attrs.evolve(_with_ops(p, e, ops), groups=(*p.groups, wide)))
     for b in p.buffers:
         sh = b.shard
         if sh is None:
