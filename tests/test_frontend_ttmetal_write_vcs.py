@@ -32,6 +32,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
 
 import test_frontend_ttmetal_remote as remote  # noqa: E402
+from test_frontend_ttmetal import one_block_without_writers  # noqa: E402
 
 from verispatial.certify.report import Verdict  # noqa: E402
 from verispatial.driver.run import certify  # noqa: E402
@@ -58,10 +59,8 @@ def _per_core(between: str) -> str:
 
 def _host(tmp_path: Path, target: str, calls: str) -> Path:
     """tests/data/ttmetal/mcast/ on ``target`` with the sender's data and flag multicasts replaced by ``calls``, one
-    block and no copy-out writers: each receiver's tile stays in its cb. What these tests decide is the order of one
-    flag and the data before it; a second block and the three writers show nothing more, but multiply the
-    interleavings the interpreter's search walks to confirm or drop each candidate (60,000 states, about 10 s a
-    certify on a quiet machine, against under 1 s)."""
+    block and no copy-out writers (``one_block_without_writers``: what these tests decide is the order of one flag and
+    the data before it)."""
     kernels = tmp_path / "mcast"
     kernels.mkdir()
     text = (DATA / "mcast" / "sender.cpp").read_text()
@@ -72,13 +71,7 @@ def _host(tmp_path: Path, target: str, calls: str) -> Path:
     d = yaml.safe_load((DATA / "mcast" / "host.yaml").read_text())
     d["kernel_root"] = str(tmp_path)
     d["target"] = target
-    d["tensors"] = [t for t in d["tensors"] if t["name"] != "dst"]
-    d["kernels"] = [k for k in d["kernels"] if k["name"] != "writer"]
-    for unit in d["work_units"]:
-        unit["kernels"].remove("writer")
-        del unit["runtime_args"]["writer"]
-        for args in unit["runtime_args"].values():
-            args["num_blocks"] = 1
+    one_block_without_writers(d)
     out = tmp_path / "host.yaml"
     out.write_text(yaml.safe_dump(d))
     return out
