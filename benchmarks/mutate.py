@@ -14,6 +14,7 @@ survivor grouped by status and kind.
     python benchmarks/mutate.py --corpus --no-examples --classes --only attn_norm   # the sections named so
     python benchmarks/mutate.py --no-examples --program examples/vendor/argmax_start_wait_min.json  # named files
     python benchmarks/mutate.py --kind dests+1 --kind dests-1    # only the multicast counts of every example
+    python benchmarks/mutate.py --kind vc --kind widen            # only the writes' channels and rectangles
 
 ``--program FILE`` (repeatable) adds a program whatever its verdict: mutants of a broken one (a vendor defect) must
 be refused too, or shown correct — the checker never proves a mutant the oracle breaks.

@@ -32,6 +32,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 yaml = pytest.importorskip("yaml", reason="host descriptions are YAML (PyYAML)")
 
 import test_frontend_ttmetal_remote as remote  # noqa: E402
+from test_frontend_ttmetal import one_block_without_writers  # noqa: E402
 
 from verispatial.certify.report import Verdict  # noqa: E402
 from verispatial.driver.run import certify  # noqa: E402
@@ -57,7 +58,9 @@ def _per_core(between: str) -> str:
 
 
 def _host(tmp_path: Path, target: str, calls: str) -> Path:
-    """tests/data/ttmetal/mcast/ on ``target`` with the sender's data and flag multicasts replaced by ``calls``."""
+    """tests/data/ttmetal/mcast/ on ``target`` with the sender's data and flag multicasts replaced by ``calls``, one
+    block and no copy-out writers (``one_block_without_writers``: what these tests decide is the order of one flag and
+    the data before it)."""
     kernels = tmp_path / "mcast"
     kernels.mkdir()
     text = (DATA / "mcast" / "sender.cpp").read_text()
@@ -68,9 +71,7 @@ def _host(tmp_path: Path, target: str, calls: str) -> Path:
     d = yaml.safe_load((DATA / "mcast" / "host.yaml").read_text())
     d["kernel_root"] = str(tmp_path)
     d["target"] = target
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    (copy / "writer.cpp").write_text((DATA / "copy" / "writer.cpp").read_text())
+    one_block_without_writers(d)
     out = tmp_path / "host.yaml"
     out.write_text(yaml.safe_dump(d))
     return out

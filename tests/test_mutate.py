@@ -7,6 +7,7 @@ benchmarks/README.md, its survivors explained in docs/checker.md).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections import Counter
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
 from verispatial.ir import (
     WORMHOLE,
     Addr,
@@ -21,7 +24,9 @@ from verispatial.ir import (
     BufferAt,
     Engine,
     EngineProgram,
+    Group,
     Loop,
+    McastSetValid,
     Pop,
     Program,
     Push,
@@ -35,8 +40,9 @@ from verispatial.ir import (
     Term,
     Wait,
 )
-from verispatial.ir.serialize import load_program
-from verispatial.mutate import judge, kill_rate, mutants
+from verispatial.ir.ops import body_at
+from verispatial.ir.serialize import load_program, program_from_dict
+from verispatial.mutate import Mutant, judge, kill_rate, mutants
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 VENDOR = EXAMPLES / "vendor"
@@ -175,3 +181,77 @@ def test_a_non_atomic_up_gets_its_own_kinds() -> None:
     by = Counter(o.status for o in outs)
     assert by["unsound"] == by["error"] == by["unknown"] == 0, [(o.mutant.what, o.detail) for o in outs]
     assert "refuted" in by
+
+
+def _per_core_flags() -> Program:
+    """examples/vendor_receiver.json with a second receiver at (2,0), one block and no writers: the sender multicasts
+    the tile to (1,0), flushes, sets (1,0)'s flag, then the same to (2,0), each to a one-core rectangle of its own
+    (groups 0 and 1) on the one channel every write naming none shares. Proved: each flag follows its data in one
+    landing order on an ordered target."""
+    d = json.loads((EXAMPLES / "vendor_receiver.json").read_text())
+    d["name"] = "per_core_flags"
+    d["buffers"].append({**d["buffers"][1], "id": 2, "site": [2, 0]})
+    d["memory"].append({**d["memory"][1], "buf": 2})
+    d["semaphores"][1]["sites"].append([2, 0])
+    d["groups"].append({"id": 1, "sender": [0, 0], "rect": [2, 0, 2, 0], "loopback": False})
+    body = d["programs"][0]["ops"][1]["body"]
+    assert [op["op"] for op in body[3:8]] == ["sem_wait", "mcast_send", "sem_set", "flush", "mcast_set_valid"]
+    body[3]["value"] = 2  # both receivers say they are ready
+    body[8:8] = [{**body[4], "group": 1}, body[6], {**body[7], "group": 1}]
+    d["programs"] = [ep for ep in d["programs"] if ep["engine"] != "writer"]
+    d["programs"].append(json.loads(json.dumps({**d["programs"][1], "site": [2, 0]}).replace('"buf": 1', '"buf": 2')))
+    for ep in d["programs"]:
+        for op in ep["ops"]:
+            if op["op"] == "loop":
+                op["count"] = 1
+    return program_from_dict(d)
+
+
+def _overtaken(m: Mutant) -> None:
+    """``m`` is killed by ``async-flag-overtake`` refuted at its flag, with a run of the interpreter that breaks it."""
+    o = judge(m)
+    assert o.status == "refuted", (m.what, o.status, o.detail)
+    report = certify(m.program)
+    (r,) = [r for r in report.results if r.name.startswith("async-flag-overtake:")]
+    assert r.verdict is Verdict.REFUTED, (m.what, r.verdict, r.reason)
+    cex = r.counterexample or {}
+    assert cex.get("replayed_by"), cex
+    assert cex["violation"]["rule"] == "async-flag-overtake"
+
+
+def test_a_writes_channel_and_rectangle_get_their_own_kinds() -> None:
+    """``vc``: each multicast and flag on the lowest channel its engine's writes leave free (vendor_receiver's name
+    none: VC 0); ``widen``: each one's rectangle one column or row wider where it stays in the mesh and reaches another
+    site (not (0,0)-(1,0): the one site added is the non-loopback sender), its count grown with it."""
+    p = load_program(EXAMPLES / "vendor_receiver.json")
+    ms = [m for m in mutants(p) if m.kind in ("vc", "widen")]
+    assert [(m.kind, m.path, m.what) for m in ms] == [
+        ("vc", (1, 4), "McastSend on VC 0, not None"), ("vc", (1, 7), "McastSetValid on VC 0, not None"),
+        ("widen", (1, 4), "McastSend to (1,0)-(2,0), not (1,0)-(1,0)"),
+        ("widen", (1, 4), "McastSend to (1,0)-(1,1), not (1,0)-(1,0)"),
+        ("widen", (1, 7), "McastSetValid to (1,0)-(2,0), not (1,0)-(1,0)"),
+        ("widen", (1, 7), "McastSetValid to (1,0)-(1,1), not (1,0)-(1,0)")]
+    wide = ms[4].program
+    assert wide.groups[1] == Group(1, Site(0, 0), (1, 0, 2, 0))
+    flag = body_at(wide.programs[0].ops, (1,))[7]
+    assert isinstance(flag, McastSetValid)
+    assert (flag.group, flag.num_dests) == (1, 2)
+
+
+def test_a_flag_moved_to_another_channel_past_a_flush_is_refuted() -> None:
+    """vendor_receiver's tile, a flush, then its flag: on one channel the flush is enough; the flag (or the tile) on
+    another channel may land first, the flush seeing the tile leave, not land (tt-metal #55555)."""
+    p = load_program(EXAMPLES / "vendor_receiver.json")
+    assert certify(p).exit_code == 0
+    for m in mutants(p):
+        if m.kind == "vc":
+            _overtaken(m)
+
+
+def test_a_flag_widened_past_its_datas_rectangle_is_refuted() -> None:
+    """The flag to (1,0) widened to (1,0)-(2,0): past its tile's rectangle, so the two keep no order at (1,0)
+    (``noc.h:23-30``), and (2,0) sees a flag before its own tile is sent."""
+    p = _per_core_flags()
+    assert certify(p).exit_code == 0
+    (m,) = [m for m in mutants(p) if m.kind == "widen" and m.path == (1, 7) and "(1,0)-(2,0)" in m.what]
+    _overtaken(m)

@@ -16,7 +16,8 @@
 - ``dests+1`` / ``dests-1``: a multicast's ``num_dests`` one larger or smaller than written (never below 0, which is
   a count too, of a barrier that hangs: the acknowledgement count of tt-metal #42100, docs/semantics.md
   "Acknowledgement counts");
-- ``set+1`` / ``set-1``: a ``SemSet``'s value one larger or smaller (never below 0);
+- ``set+1`` / ``set-1``: a ``SemSet``'s value one larger or smaller (never below 0); ``rmw+1`` / ``rmw-1``: a
+  ``SemRmw``'s ``by`` one larger or smaller (never below 0);
 - ``coef+1`` / ``coef-1``: a loop-index coefficient of a ``SemSet`` value or ``SemWait`` threshold one larger or
   smaller (a word carrying a sequence, docs/semantics.md "Set values that grow with the loop"), where the value
   stays a valid word in every iteration (``validate`` rejects the rest).
@@ -33,6 +34,13 @@
 - ``undrain``: a local copy's, fill's or scratch store's drain dropped (``CopyTiles.drain``, ``FillTiles.drain``,
   ``ScratchAccess.drain``: its stores may land after the push that publishes them or the write that sends them,
   tt-metal PR #50183's pre-fix form).
+- ``vc``: a multicast's or a flag's virtual channel (``McastSend.vc``, ``McastSetValid.vc``) moved to the lowest
+  channel none of its engine's writes travels on: writes on two channels keep no order (tt-metal #55555), so a flag
+  a flush or nothing separated from its data may land first (``async-flag-overtake``).
+- ``widen``: a multicast's or a flag's rectangle grown by one column or row on one side (a new group of the same
+  sender, its ``num_dests`` grown by the sites added, so the count still matches: a miscount is ``dests``'s), where it
+  stays in the mesh: one engine's writes to two rectangles keep no order at a core both reach (``noc.h:23-30``).
+  One mutant per side.
 
 ``judge(p, m)`` decides one mutant: rejected by ``validate``, or certified (``verispatial.certify.checker``) and
 compared with an oracle — the explicit-state explorer for small programs (at most ``EXPLORE_ENGINES`` engines and
@@ -63,6 +71,7 @@ from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.ir import rules as R
 from verispatial.ir.ops import (
+    NOC_VCS,
     AtomicBarrier,
     Compute,
     CopyTiles,
@@ -87,7 +96,7 @@ from verispatial.ir.ops import (
     op_text,
     with_body,
 )
-from verispatial.ir.program import Program, Shard, shard_size
+from verispatial.ir.program import Group, Program, Shard, shard_size
 from verispatial.ir.validate import validate
 from verispatial.petri.explore import explore, trip_assignments
 from verispatial.petri.interp import simulate
@@ -98,7 +107,8 @@ KINDS = ("drop", "no-barrier", "pages+1", "pages-1", "swap", "wait+1", "wait-1",
          "unshard", "shard-1", "shard+1",
          "dests+1", "dests-1", "set+1", "set-1", "coef+1", "coef-1",
          "offset+1", "offset-1", "undst", "read-offset+1", "read-offset-1", "unsite", "undrain", "index+1", "index-1",
-         "part-offset+", "part-offset-", "part-size+", "unpart")
+         "part-offset+", "part-offset-", "part-size+", "unpart",
+         "rmw+1", "rmw-1", "vc", "widen")
 #: Programs with at most this many engines are judged by the explorer, within this many states.
 EXPLORE_ENGINES = 6
 EXPLORE_STATES = 50_000
@@ -285,19 +295,72 @@ def _unsited(p: Program, ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, tuple
                            with_body(ops, where, (*body[:i], moved, *body[i + 1:])))
 
 
+def _writes(ops: tuple[Op, ...]) -> Iterator[tuple[Path, McastSend | McastSetValid]]:
+    """Every ``McastSend`` and ``McastSetValid`` of one engine's ops, with its path, in program order."""
+    for where in _lists(ops):
+        for i, op in enumerate(body_at(ops, where)):
+            if isinstance(op, (McastSend, McastSetValid)):
+                yield (*where, i), op
+
+
+def _replaced(ops: tuple[Op, ...], path: Path, new: Op) -> tuple[Op, ...]:
+    """``ops`` with the op at ``path`` replaced by ``new``."""
+    where, i = path[:-1], path[-1]
+    body = body_at(ops, where)
+    return with_body(ops, where, (*body[:i], new, *body[i + 1:]))
+
+
+def _rechanneled(ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, tuple[Op, ...]]]:
+    """Every ``vc`` edit of one engine's ops: a write moved to the lowest channel no write of the engine names (None,
+    the channel of the writes naming none, is another channel than each number)."""
+    used = {op.vc for _path, op in _writes(ops)}
+    free = next((c for c in range(NOC_VCS) if c not in used), None)
+    if free is None:
+        return
+    for path, op in _writes(ops):
+        yield path, f"{_name(op)} on VC {free}, not {op.vc}", _replaced(ops, path, attrs.evolve(op, vc=free))
+
+
+def _widened(p: Program, ops: tuple[Op, ...]) -> Iterator[tuple[Path, str, Group, tuple[Op, ...]]]:
+    """Every ``widen`` edit of one engine's ops: a write's rectangle grown by one column or row on one side, as a new
+    group (id ``len(p.groups)``) it writes to, where the rectangle stays in the mesh and reaches another site."""
+    cols, rows = p.target.mesh
+    for path, op in _writes(ops):
+        g = p.groups[op.group]
+        x0, y0, x1, y1 = g.corners
+        grown = [(x0 - 1, y0, x1, y1), (x0, y0 - 1, x1, y1), (x0, y0, x1 + 1, y1), (x0, y0, x1, y1 + 1)]
+        for rect in grown:
+            if not (0 <= rect[0] and 0 <= rect[1] and rect[2] < cols and rect[3] < rows):
+                continue
+            wide = Group(len(p.groups), g.sender, rect, g.loopback)
+            added = len(wide.destinations()) - len(g.destinations())
+            if added == 0:  # the one site added is the non-loopback sender: the same destinations
+                continue
+            new = attrs.evolve(op, group=wide.id, num_dests=op.num_dests + added)
+            yield (path, f"{_name(op)} to ({rect[0]},{rect[1]})-({rect[2]},{rect[3]}), not "
+                   f"({x0},{y0})-({x1},{y1})", wide, _replaced(ops, path, new))
+
+
+def _with_ops(p: Program, e: int, ops: tuple[Op, ...]) -> Program:
+    """``p`` with engine ``e``'s ops replaced by ``ops``. Its source table (file:line per op path, front ends and vendor
+    transcriptions) no longer matches its ops: it is left out, since validate refuses a location naming no op and a
+    mutant rejected for that would count as killed without the checker seeing it."""
+    ep = p.programs[e]
+    return attrs.evolve(p, programs=(*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:]))
+
+
 def mutants(p: Program) -> Iterator[Mutant]:
     """Every single-op mutant of ``p`` (module docstring), engine by engine in program order, then every mutant of a
     sharded buffer's shard, buffer by buffer."""
     for e, ep in enumerate(p.programs):
         for kind, path, what, ops in _edits(ep.ops):
-            # The mutated engine's source table (file:line per op path, front ends and vendor transcriptions) no
-            # longer matches its ops: it is left out, since validate refuses a location naming no op and a mutant
-            # rejected for that would count as killed without the checker seeing it.
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
-            yield Mutant(kind, ep.key, path, what, attrs.evolve(p, programs=progs))
+            yield Mutant(kind, ep.key, path, what, _with_ops(p, e, ops))
         for path, what, ops in _unsited(p, ep.ops):
-            progs = (*p.programs[:e], attrs.evolve(ep, ops=ops, sources=()), *p.programs[e + 1:])
-            yield Mutant("unsite", ep.key, path, what, attrs.evolve(p, programs=progs))
+            yield Mutant("unsite", ep.key, path, what, _with_ops(p, e, ops))
+        for path, what, ops in _rechanneled(ep.ops):
+            yield Mutant("vc", ep.key, path, what, _with_ops(p, e, ops))
+        for path, what, wide, ops in _widened(p, ep.ops):
+            yield Mutant("widen", ep.key, path, what, attrs.evolve(_with_ops(p, e, ops), groups=(*p.groups, wide)))
     for b in p.buffers:
         sh = b.shard
         if sh is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import attrs
 
@@ -226,15 +226,27 @@ def landing_order(groups: tuple[Group, ...], op: McastSend | McastSetValid) -> L
     is not possible to provide this guarantee" (ttnn 0.81.1 ``tt_metal/hw/inc/internal/tt-1xx/wormhole/noc/noc.h:23-30``,
     the same in ``blackhole/noc/noc.h``); the VC a write travels on depends on its target address (tt-metal #17294).
     Leaving their source in issue order needs only the channel. Raises ``IndexError`` for a group not in ``groups``."""
-    return op.vc, groups[op.group].corners
+    return landing_order_of(groups, op.group, op.vc)
+
+
+def landing_order_of(groups: tuple[Group, ...], group: int, vc: int | None) -> LandingOrder:
+    """The landing order (``landing_order``) of a write to ``groups[group]`` on virtual channel ``vc``. Raises
+    ``IndexError`` for a group not in ``groups``."""
+    return vc, groups[group].corners
+
+
+def landings_may_reorder(key: LandingOrder, dests: Iterable[Site], other_key: LandingOrder,
+                         other_dests: Iterable[Site]) -> bool:
+    """Whether two writes of one engine, both left, one of landing order ``key`` to the sites ``dests`` and one of
+    ``other_key`` to ``other_dests``, may land at a core in the other order than they left: they reach a core in
+    common under two landing orders. Only a shared core sees an order; writes that share none have none to keep."""
+    return key != other_key and not set(dests).isdisjoint(other_dests)
 
 
 def may_reorder(groups: tuple[Group, ...], a: McastSend | McastSetValid, b: McastSend | McastSetValid) -> bool:
-    """Whether two writes of one engine, both left, may land at a core in the other order than they left: they reach
-    a core in common (``Group.destinations``) under two landing orders (``landing_order``). Only a shared core sees
-    an order; writes that share none have none to keep."""
-    return landing_order(groups, a) != landing_order(groups, b) and not set(
-        groups[a.group].destinations()).isdisjoint(groups[b.group].destinations())
+    """``landings_may_reorder`` of two writes of one engine (their ``landing_order`` and ``Group.destinations``)."""
+    return landings_may_reorder(landing_order(groups, a), groups[a.group].destinations(),
+                                landing_order(groups, b), groups[b.group].destinations())
 
 
 def unordered_pair(groups: tuple[Group, ...], ops: list[McastSend | McastSetValid]

@@ -72,7 +72,15 @@ from verispatial.ir.ops import (
     count_value,
     op_text,
 )
-from verispatial.ir.program import LandingOrder, Program, landing_order, may_reorder, shard_pages, walk
+from verispatial.ir.program import (
+    LandingOrder,
+    Program,
+    landing_order,
+    landing_order_of,
+    landings_may_reorder,
+    shard_pages,
+    walk,
+)
 from verispatial.ir.shards import resident_shards, sharded, written_shards
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 from verispatial.ir.validate import validate
@@ -415,12 +423,13 @@ class Interp:
 
     def may_reorder(self, group: int, vc: int | None, other_group: int, other_vc: int | None) -> bool:
         """Whether a write to ``group`` on ``vc`` and one to ``other_group`` on ``other_vc``, of one engine and both
-        left, may land at a core they share in either order (``ir.program.may_reorder``); memoized."""
+        left, may land at a core they share in either order (``ir.program.landings_may_reorder``); memoized."""
         k = (group, vc, other_group, other_vc)
         if k not in self._reorders:
             groups = self.program.groups
-            self._reorders[k] = may_reorder(groups, McastSetValid(0, group, 0, vc=vc),
-                                            McastSetValid(0, other_group, 0, vc=other_vc))
+            self._reorders[k] = landings_may_reorder(
+                landing_order_of(groups, group, vc), groups[group].destinations(),
+                landing_order_of(groups, other_group, other_vc), groups[other_group].destinations())
         return self._reorders[k]
 
     def _number_words(self, start_words: dict[tuple[int, Site], int] | None) -> None:

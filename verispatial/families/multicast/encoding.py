@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import z3
@@ -38,7 +38,15 @@ from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max
-from verispatial.ir.program import Buffer, Program, landing_order, landing_order_text, may_reorder, walk
+from verispatial.ir.program import (
+    Buffer,
+    Program,
+    landing_order,
+    landing_order_of,
+    landing_order_text,
+    landings_may_reorder,
+    walk,
+)
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -737,19 +745,21 @@ def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) 
     """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it at a core both
     reach: of its landing order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have
     left (no Flush or WriteBarrier since: ``("mw", vc, group)``) on a target whose writes are not ordered; of another
-    (``ir.program.may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", vc, group)`` or,
+    (``ir.program.landings_may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", vc, group)`` or,
     flushed, ``("mwf", vc, group)``; the NoC keeps no order across channels, tt-metal #55555, nor across
     destinations, ``noc.h:23-30``). Its source word is in use until it leaves (``("sw", ...)``)."""
     ordered = c.p.target.ordered_writes
     groups = c.p.groups
     key = landing_order(groups, op)
-    data = [(t[1], t[2]) for t in s if t[0] in ("mw", "mwf")]
-    if any(may_reorder(groups, McastSetValid(0, g, 0, vc=vc), op) for vc, g in data):  # type: ignore[arg-type]
+    data = [(t[0], cast("int | None", t[1]), cast(int, t[2])) for t in s if t[0] in ("mw", "mwf")]
+    dests = groups[op.group].destinations()
+    if any(landings_may_reorder(landing_order_of(groups, g, vc), groups[g].destinations(), key, dests)
+           for _kind, vc, g in data):
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
              f"{landing_order_text(key)}, the data on another channel or to another rectangle (no order across "
              "channels or destinations) and there is no write barrier between them")
-    elif not ordered and any(t[0] == "mw" and (t[1], groups[t[2]].corners) == key for t in s):  # type: ignore[index, call-overload]
+    elif not ordered and any(kind == "mw" and landing_order_of(groups, g, vc) == key for kind, vc, g in data):
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")

@@ -17,7 +17,7 @@ from verispatial.families.noc import promela as noc
 from verispatial.families.semaphores import promela as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid
-from verispatial.ir.program import may_reorder
+from verispatial.ir.program import landing_order_of, landings_may_reorder
 
 if TYPE_CHECKING:
     from verispatial.petri.promela import Step, _Gen, _Issue
@@ -63,13 +63,15 @@ def send(g: _Gen, e: int, path: tuple[int, ...], op: McastSend, st: Step) -> Non
 def set_valid(g: _Gen, e: int, path: tuple[int, ...], op: McastSetValid, st: Step) -> None:
     # A data multicast may land after this flag at a core both reach: of its landing order (channel and rectangle)
     # one since the last Flush or WriteBarrier on an unordered target (``mc_mask``), of another one since the last
-    # WriteBarrier (``mw_mask``, ``ir.program.may_reorder``); a bit per (buffer, group, channel): ``_Gen.mc_bit``.
+    # WriteBarrier (``mw_mask``, ``ir.program.landings_may_reorder``); a bit per (buffer, group, channel): ``_Gen.mc_bit``.
     key = g.order[g._issue(e, path).k]
     groups = g.p.groups
+    dests = groups[op.group].destinations()
     other = sum(1 << i for (_b, grp, vc), i in g.mc_bit.items()
-                if may_reorder(groups, McastSetValid(0, grp, 0, vc=vc), op)) if g.orders else 0
+                if landings_may_reorder(landing_order_of(groups, grp, vc), groups[grp].destinations(), key, dests)
+                ) if g.orders else 0
     mine = sum(1 << i for (_b, grp, vc), i in g.mc_bit.items()
-               if (vc, groups[grp].corners) == key) if g.orders else 0
+               if landing_order_of(groups, grp, vc) == key) if g.orders else 0
     conds = []
     if not g.t.ordered_writes:
         conds.append(f"(mc_mask[{e}] & {mine}) == 0" if g.orders else f"mc_mask[{e}] == 0")
