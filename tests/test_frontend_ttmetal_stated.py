@@ -144,3 +144,20 @@ def test_bad_stated_data_is_refused_naming_the_field(tmp_path: Path, fields: dic
     with pytest.raises(ParseError, match=rule) as e:
         import_host(_host(tmp_path, pos=fields))
     assert "tensors[2].values" in str(e.value)
+
+
+def test_a_load_after_the_pop_is_not_decided(tmp_path: Path) -> None:
+    """The writer pops the position page and then loads through its read pointer: the page is the producer's again
+    (its bytes may be rewritten), so the word is not known."""
+    writer = (WRITER[0], WRITER[1], "    cb_pop_front(1, 1);", *WRITER[2:-1])
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, writer=writer))
+    assert e.value.loc.file == "writer.cpp"
+
+
+def test_a_write_pointer_taken_after_the_push_is_not_decided(tmp_path: Path) -> None:
+    """The reader takes c_1's write pointer again after its push: it points at the next page, which nothing filled."""
+    reader = (*READER[:6], "    wr = get_write_ptr(1);", *READER[6:])
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, reader))
+    assert e.value.loc.file == "reader.cpp"

@@ -371,8 +371,8 @@ class KernelReader:
         #: buffers this kernel waited on so far (``unpacking``: a compute that unpacks from a buffer its kernel never
         #: waits on reads it in place)
         self.waited: set[int] = set()
-        #: buffers this kernel pushed so far (``stated_load``: its own back page holds published bytes)
-        self.pushed: set[int] = set()
+        #: buffers whose front page this kernel has waited for since its last pop of them (``stated_load``)
+        self.front_waited: set[int] = set()
         #: per buffer, the reads of a tensor into the page it is building since its last push, each with whether a
         #: read barrier has landed it (``local_copy_read``)
         self.page_reads: dict[int, list[tuple[ReadTiles, bool]]] = {}
@@ -695,11 +695,13 @@ class KernelReader:
                                                         "kernel")
         if isinstance(op, Wait):
             self.waited.add(op.buf)
+            self.front_waited.add(op.buf)
+        if isinstance(op, Pop):
+            self.front_waited.discard(op.buf)
         if isinstance(op, Push):
             if op.buf in self.copy_sources and not self.trial:
                 self.refuse("push of a local copy's source before its read barrier", node,
                             f"c_{op.buf}: the NoC may still be reading the page the push hands to its consumer")
-            self.pushed.add(op.buf)
             self.page_reads.pop(op.buf, None)
         if isinstance(op, ReadBarrier):
             self.copy_sources.clear()
@@ -1991,13 +1993,14 @@ class KernelReader:
                 {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled), self.local_reads(),
                 dict(self.noc_cmd))
 
-    def local_reads(self) -> tuple[dict[int, list[tuple[ReadTiles, bool]]], set[int]]:
-        """A copy of what ``local_copy_read`` follows: the reads into each page being built, the copies' sources."""
-        return {cb: list(r) for cb, r in self.page_reads.items()}, set(self.copy_sources)
+    def local_reads(self) -> tuple[dict[int, list[tuple[ReadTiles, bool]]], set[int], set[int]]:
+        """A copy of what ``local_copy_read`` and ``stated_load`` follow: the reads into each page being built, the
+        copies' sources, the buffers whose front page is waited for."""
+        return {cb: list(r) for cb, r in self.page_reads.items()}, set(self.copy_sources), set(self.front_waited)
 
     def restore(self, saved: tuple[Any, ...]) -> None:
         (scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget, self.fills,
-         self.noc_filled, (self.page_reads, self.copy_sources), noc_cmd) = saved
+         self.noc_filled, (self.page_reads, self.copy_sources, self.front_waited), noc_cmd) = saved
         self.noc_cmd = dict(noc_cmd)
         for live, old in zip(self.scopes, scopes, strict=True):
             live.clear()
@@ -2277,7 +2280,7 @@ class KernelReader:
             self.loops.pop()
             self.blocks.pop()
             self.fills, self.noc_filled, self.noc_cmd = fills, noc_filled, noc_cmd
-            self.page_reads, self.copy_sources = local_reads
+            self.page_reads, self.copy_sources, self.front_waited = local_reads
             scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
             for live, old in zip(self.scopes, scopes, strict=True):
                 live.clear()
@@ -3585,8 +3588,10 @@ class KernelReader:
     def stated_load(self, at: V.L1Ptr, n: Any) -> V.Sym | None:
         """A 32-bit load at ``at`` read as the tensor word the host states there (frontends/ttmetal/stated.py), or
         None when it is not one: no tensor with stated data, an address not followed or not a word of the pointer's
-        page, a page not published to this engine (neither waited for nor pushed by it), or bytes no read of stated
-        data lands. Raises ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core
+        page, a page not published to this engine, or bytes no read of stated data lands. Published: a read
+        pointer taken at the pops so far, the engine having waited for the buffer since its last pop; or a write
+        pointer taken before a push of this engine since (the page it points at was pushed: its reads landed,
+        ``async-read-publish``). Raises ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core
         (``assemble`` reads the kernel again after the others); the claim is checked against the whole program."""
         stated_data = {t["name"]: tuple(t["values"]) for t in self.host.tensors if "values" in t}
         if not stated_data or self.survey or at.elem != stated.WORD or not isinstance(at.offset, V.Sym) or \
@@ -3595,7 +3600,12 @@ class KernelReader:
         b = at.offset.const
         page = self.cb_index[at.cb]
         tile_bytes = page.entry_size // page.page_tiles
-        if not 0 <= b <= tile_bytes - stated.WORD or at.cb not in (self.waited if at.front else self.pushed):
+        if not 0 <= b <= tile_bytes - stated.WORD or not isinstance(at.origin, V.Sym):
+            return None
+        moved = self.ctr("popped" if at.front else "pushed", at.cb) + (-at.origin)
+        if not (isinstance(moved, V.Sym) and moved.is_const):
+            return None
+        if (at.front and (moved.const != 0 or at.cb not in self.front_waited)) or (not at.front and moved.const < 1):
             return None
         reads = self.shared.landings.get((self.site, at.cb))
         if not reads:
