@@ -1127,7 +1127,10 @@ class KernelReader:
         tile_bytes = b.entry_size // b.page_tiles
         construct = "local NoC copy of bytes not landed from a tensor"
         if self.survey or self.trial:
-            self.emit(ReadTiles("", Addr(0), 1, dst.cb), node)  # placed nowhere in a trial or survey reading
+            # trial and survey readings place nothing: the copy is a read of what the page holds, if it is known
+            reads = self.page_reads.get(src.cb, [])
+            if len(reads) == 1:
+                self.emit(ReadTiles(reads[0][0].tensor, reads[0][0].addr, 1, dst.cb), node)
             return
         if not (isinstance(src.offset, V.Sym) and src.offset.is_const and isinstance(src.origin, V.Sym)) or \
                 src.origin != self.ctr("pushed", src.cb) or b.page_tiles != 1:
