@@ -16,7 +16,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from verispatial.errors import ParseError
 from verispatial.frontends.ttmetal import Refused, import_host
-from verispatial.ir.ops import Loop, ReadTiles, WriteTiles
+from verispatial.ir.ops import Loop, ReadTiles, Wait, WriteTiles
 from verispatial.ir.program import walk
 
 _HEAD = ('#include "api/dataflow/dataflow_api.h"', "void kernel_main() {",
@@ -161,3 +161,49 @@ def test_a_write_pointer_taken_after_the_push_is_not_decided(tmp_path: Path) -> 
     with pytest.raises(Refused, match="not known statically") as e:
         import_host(_host(tmp_path, reader))
     assert e.value.loc.file == "reader.cpp"
+
+
+def _compute_host(tmp_path: Path, body: tuple[str, ...]) -> Path:
+    """The stated-data host with a compute kernel on c_1 instead of the writer's load: ``body`` reads the position."""
+    path = _host(tmp_path, writer=(WRITER[0], "    uint32_t n = 3;", *WRITER[4:-1]))
+    (tmp_path / "compute.cpp").write_text("\n".join(['#include "api/compute/cb_api.h"', "void kernel_main() {", *body,
+                                                      "}"]))
+    data = json.loads(path.read_text())
+    data["kernels"].append({"name": "compute", "source": "compute.cpp", "processor": "compute"})
+    data["work_units"][0]["kernels"].append("compute")
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_read_tile_value_of_the_waited_page_is_the_stated_word(tmp_path: Path) -> None:
+    """Compute waits for the position page, ``read_tile_value``s word 0 and pops it; a branch on the word is
+    followed: with the stated 3 its wait of c_0 is never reached, with 4 it is."""
+    body = ("    cb_wait_front(1, 1);", "    uint32_t n = read_tile_value(1, 0, 0);", "    cb_pop_front(1, 1);",
+            "    if (n != 3) { cb_wait_front(0, 1); }")
+
+    def compute_waits(path: Path) -> list[str]:
+        p = import_host(path)
+        comp = next(ep for ep in p.programs if ep.engine.value == "compute")
+        names = {b.id: b.name for b in p.buffers}
+        return [names[op.buf] for op in walk(comp.ops) if isinstance(op, Wait)]
+
+    assert compute_waits(_compute_host(tmp_path, body)) == ["cur_pos"]
+    path = _compute_host(tmp_path, body)
+    data = json.loads(path.read_text())
+    data["tensors"][2]["values"] = [4]
+    path.write_text(json.dumps(data))
+    assert compute_waits(path) == ["cur_pos", "in"]
+
+
+@pytest.mark.parametrize(("body", "construct"), [
+    (("    uint32_t n = read_tile_value(1, 0, 0);",), "read_tile_value of a page not waited for"),
+    (("    cb_wait_front(1, 1);", "    cb_pop_front(1, 1);", "    uint32_t n = read_tile_value(1, 0, 0);"),
+     "read_tile_value of a page not waited for"),
+    (("    cb_wait_front(1, 1);", "    uint32_t n = read_tile_value(1, 1, 0);", "    cb_pop_front(1, 1);"),
+     "read_tile_value of a tile past the front page"),
+])
+def test_read_tile_value_of_a_page_not_waited_is_refused(tmp_path: Path, body: tuple[str, ...],
+                                                          construct: str) -> None:
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(_compute_host(tmp_path, body))
+    assert e.value.loc.file == "compute.cpp"

@@ -1317,14 +1317,20 @@ def _read_tile_value(r: KernelReader, vals: list[Any], nodes: list[Any], targs: 
     """``read_tile_value(cb, tile, i)``: the unpacker's load of 32-bit word ``i`` of tile ``tile`` past its read
     pointer of ``cb``, handed to MATH and PACK by mailbox (api/compute/cb_api.h:192-211, ttnn 0.71.2). Changes no
     buffer state; its value is a stated tensor word where the host states it (``KernelReader.stated_load``), else
-    not known statically."""
+    not known statically. Refused by name: a tile other than the front one (tile 0), a page not waited for since
+    the engine's last pop of the buffer (no op carries the read, so the reading checks it)."""
     _need(r, vals, 3, n, "read_tile_value")
     cb = r.cb_of(vals[0], nodes[0])
     tile, word = vals[1], vals[2]
     page = r.cb_index[cb]
-    if isinstance(tile, V.Sym) and tile.is_const and isinstance(word, V.Sym) and word.is_const:
-        at = r.pointer(cb, True, n, V.const(tile.const * (page.entry_size // page.page_tiles) + 4 * word.const))
-        got = r.stated_load(at.retyped(4), n)
+    # no op says the read: the page it reads must be the front page this engine has waited for (a read past it, or
+    # of a page not waited, would be a cb-read-unwaited no rule sees)
+    if not (isinstance(tile, V.Sym) and tile.is_const and tile.const == 0):
+        r.refuse("read_tile_value of a tile past the front page", n, r.text(n))
+    if cb not in r.front_waited and not (r.trial or r.survey):
+        r.refuse("read_tile_value of a page not waited for", n, f"{r.text(n)}: no wait of c_{cb} since its last pop")
+    if isinstance(word, V.Sym) and word.is_const and 0 <= 4 * word.const <= page.entry_size // page.page_tiles - 4:
+        got = r.stated_load(r.pointer(cb, True, n, V.const(4 * word.const)).retyped(4), n)
         if got is not None:
             return got
     return V.Opaque(f"a value read from a tile of c_{cb}: {r.text(n)}")
