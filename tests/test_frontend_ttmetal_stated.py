@@ -207,3 +207,18 @@ def test_read_tile_value_of_a_page_not_waited_is_refused(tmp_path: Path, body: t
     with pytest.raises(Refused, match=construct) as e:
         import_host(_compute_host(tmp_path, body))
     assert e.value.loc.file == "compute.cpp"
+
+
+def test_a_kernel_writing_the_stated_tensor_breaks_the_claim(tmp_path: Path) -> None:
+    """The writer also writes a tile into ``pos``: its data is no longer only what the host stated."""
+    writer = (*WRITER[:-1], "    const auto q2 = TensorAccessor(TensorAccessorArgs<2>(), get_arg_val<uint32_t>(1), 4096);",
+              "    noc_async_write_tile(0, q2, get_read_ptr(1));", "    noc_async_write_barrier();", WRITER[-1])
+    path = _host(tmp_path, writer=writer)
+    data = json.loads(path.read_text())
+    data["kernels"][1]["compile_time_args"] = [2, 2048, 2, 4096]
+    data["kernels"][1]["runtime_args"] = ["dst", "pos"]
+    data["work_units"][0]["runtime_args"]["writer"]["pos"] = {"tensor": "pos"}
+    path.write_text(json.dumps(data))
+    with pytest.raises(Refused, match="stated tensor data does not decide") as e:
+        import_host(path)
+    assert "writes pos" in str(e.value)

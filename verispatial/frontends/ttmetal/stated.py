@@ -60,7 +60,7 @@ def fills_word(op: ReadTiles, tensor: str, at: int, tile_bytes: int) -> int | No
         return None
     part = op.part
     if part is None:
-        return at // WORD if at + WORD <= tile_bytes else None
+        return at // WORD if at % WORD == 0 and at + WORD <= tile_bytes else None
     if part.terms or not part.at <= at or at + WORD > part.at + part.size:
         return None
     first = part.offset + at - part.at
@@ -68,14 +68,21 @@ def fills_word(op: ReadTiles, tensor: str, at: int, tile_bytes: int) -> int | No
 
 
 def check(claims: Iterable[Claim], programs: Iterable[EngineProgram], tile_bytes: dict[tuple[Site, int], int]) -> None:
-    """Each claim against the program read: every op on the claim's core that names its buffer is a reserve, push,
-    wait or pop, a read of it that lands nothing (a ``Compute`` operand, a ``WriteTiles`` source) or a ``ReadTiles``
-    landing the claimed word at the claimed bytes; no op of another core names the buffer's index as a landing place.
+    """Each claim against the program read: no kernel writes the claimed tensor; every op on the claim's core that
+    names its buffer is a reserve, push, wait or pop, a read of it that lands nothing (a ``Compute`` operand, a
+    ``WriteTiles`` source) or a ``ReadTiles`` landing the claimed word at the claimed bytes; no op of another core
+    names the buffer's index as a landing place.
     Raises ``Refused`` at the load whose claim fails, naming the op that breaks it."""
+    from verispatial.ir.ops import WriteTiles
+
     progs = list(programs)
     for c in claims:
         for ep in progs:
             for op in walk(ep.ops):
+                if isinstance(op, WriteTiles) and op.tensor == c.tensor:
+                    raise Refused("a value loaded from L1 the stated tensor data does not decide", c.loc,
+                                  f"word {c.word} of {c.tensor} is claimed, but a kernel on core {ep.site} writes "
+                                  f"{c.tensor}: its data is not only the host's")
                 named = {v for kind, v in op_ids(op) if kind == ID_BUFFER}
                 if c.cb not in named or isinstance(op, (Reserve, Push, Wait, Pop)):
                     continue
