@@ -156,3 +156,57 @@ def test_sort_50312_after_certify_refutes_the_lost_go_and_its_hang() -> None:
     assert any(n.startswith("deadlock:") for n in refuted)
     assert not [r.name for r in rep.results if r.family == "semaphore" and r.name.endswith(":sem0@(0,0)")
                 and r.verdict.value == "proved"]
+
+
+
+SDPA = "ttnn/operations/transformer/sdpa_decode/device/kernels/"
+#: the findings of ../sdpa_decode/notes.md §1-3 on this configuration's path, in both releases: the pop of
+#: cb_prev_max never waited (one K chunk), the in-place add of the causal mask and the in-place reciprocal (packs
+#: before their reserve), the writer's constant tiles (the scaler, the zero tile, the column identity) and the causal
+#: mask published with no drain
+SDPA_FINDINGS = {"cb-pop-uncovered": 1, "cb-write-unreserved": 2, "async-read-publish": 4}
+
+
+def _sdpa(side: str) -> tuple[dict[str, str], list[tuple[str, str, int]]]:
+    """certify of ``sdpa_44366/{side}.yaml``: each obligation's verdict by name, and per stuck engine of a refuted
+    deadlock its op's (engine, kernel file, line)."""
+    from verispatial.driver.run import certify
+
+    p = import_host(HANGS / "sdpa_44366" / f"{side}.yaml")
+    eps = {ep.key: ep for ep in p.programs}
+    rep = certify(p, cache=False)
+    stuck = []
+    for r in rep.results:
+        if r.name.startswith("deadlock") and r.verdict.value == "refuted":
+            for s in (r.counterexample or {}).get("stuck", []):
+                pos = s["position"]
+                loc = eps[pos["engine"]].source_of(tuple(pos["path"]))
+                stuck.append((pos["engine"], loc.file, loc.line))
+    return {r.name: r.verdict.value for r in rep.results}, stuck
+
+
+def test_sdpa_44366_before_deadlocks_on_the_shared_cur_pos_page() -> None:
+    """tt-metal #44366 in ttnn 0.71.2: the writer waits for c_8 (writer_decode_all.cpp:102) after the compute kernel
+    popped it (sdpa_flash_decode.cpp:152): refuted in the deadlock family, the writer stuck at :102 with the page
+    given back. cur_pos is the host's stated word (before.yaml), followed through the reader's, the writer's and
+    compute's loads."""
+    _release("0.71.2")
+    verdicts, stuck = _sdpa("before")
+    assert [v for n, v in verdicts.items() if n.startswith("deadlock")] == ["refuted"]
+    assert ("(0,0).writer", SDPA + "dataflow/writer_decode_all.cpp", 102) in stuck
+    refuted = [n.split(":")[0] for n, v in verdicts.items() if v == "refuted" and not n.startswith("deadlock")]
+    assert {k: refuted.count(k) for k in set(refuted)} == SDPA_FINDINGS
+
+
+@pytest.mark.parametrize(("side", "version"), [("after", "0.72.0"), ("after_0_81_1", TTNN_VERSION)])
+def test_sdpa_44366_after_does_not_deadlock(side: str, version: str) -> None:
+    """ttnn 0.72.0 gives the writer c_8 and the compute kernel a copy in c_15 (reader_decode_all.cpp:73-79, the copy
+    a NoC read of the reader's own L1 at :128-131, read as a read of the same tensor bytes; 0.81.1 :137-149): the
+    deadlock is proved and each cur_pos buffer has one consumer. Not proved as a whole: the vendor findings of both
+    releases stay (notes.md)."""
+    _release(version)
+    verdicts, _ = _sdpa(side)
+    assert [v for n, v in verdicts.items() if n.startswith("deadlock")] == ["proved"]
+    assert verdicts["cb-single-consumer"] == "proved"
+    refuted = [n.split(":")[0] for n, v in verdicts.items() if v == "refuted"]
+    assert {k: refuted.count(k) for k in set(refuted)} == SDPA_FINDINGS

@@ -324,6 +324,13 @@ def read_into(r: KernelReader, src: Any, dst: Any, size: Any, n: Any) -> None:
     the write pointer plus the tiles this engine already read into the back since it last moved
     (``KernelReader.l1_check``: a forgotten advance, a doubled offset or a stale pointer is refused)."""
     r.noc_reprogrammed(nocstate.READ, n)  # also a read that is part of a constant page and issues no op
+    if isinstance(src, V.RemoteAddr) and isinstance(src.target, V.ZerosRegion):
+        if isinstance(dst, V.Cb):
+            dst = r.pointer(dst.index, False, n)
+        if not isinstance(dst, V.L1Ptr):
+            r.refuse("zeros-region read into L1 not a buffer's pages", n, _where(r, n, dst))
+        r.zeros_read(dst, r.cb_index[dst.cb].entry_size if size is None else r.int_of(size, n, "transfer size"), n)
+        return
     if isinstance(src, V.RemoteAddr):
         remote_read(r, src, dst, size, n)
         return
@@ -476,7 +483,9 @@ def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any)
     engine's read pointer of ``buf`` plus ``k`` pages; the sharded layernorm's partials, ttnn 0.81.1
     ``reader_mcast_sender_unary_sharded_ln.cpp:164, 175-188``). Refused by name: an address not in a buffer's pages
     (a semaphore word, scratch L1), one at a buffer's write pointer (the op reads at the read pointer), a pointer
-    the reading cannot place at the read pointer as this engine holds it now, an offset not of whole pages."""
+    the reading cannot place at the read pointer as this engine holds it now, an offset not of whole pages. A read
+    of this core's own write pointer of a buffer is a copy of the bytes a read of this engine landed in the page it is
+    building (``KernelReader.local_copy_read``)."""
     target = src.target
     if isinstance(target, V.Cb):
         target = r.pointer(target.index, True, n)
@@ -485,6 +494,12 @@ def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any)
     if isinstance(dst, V.L1Ptr) and src.site == r.site and not target.front and not dst.front and \
             target.cb == dst.cb and dst.cb in r.fills:
         r.loopback_fill(target, dst, n)  # inside the page its stores are building: part of the constant page
+        return
+    if not target.front and src.site == r.site and target.cb not in r.scratch_cbs:
+        # this core's own L1, the page this engine is building: a copy of the bytes a read of it landed there
+        dst = _read_destination(r, dst, n)
+        r.local_copy_read(target, dst, r.cb_index[dst.cb].entry_size if size is None else
+                          r.int_of(size, n, "transfer size"), n)
         return
     if not target.front:
         r.refuse("remote L1 read at a buffer's write pointer", n,
@@ -1298,7 +1313,31 @@ def _local_address(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
     return V.Opaque(f"the L1 address part of {r.text(nodes[0])}")
 
 
+def _read_tile_value(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    """``read_tile_value(cb, tile, i)``: the unpacker's load of 32-bit word ``i`` of tile ``tile`` past its read
+    pointer of ``cb``, handed to MATH and PACK by mailbox (api/compute/cb_api.h:192-211, ttnn 0.71.2). Changes no
+    buffer state; its value is a stated tensor word where the host states it (``KernelReader.stated_load``), else
+    not known statically. Refused by name: a tile other than the front one (tile 0), a page not waited for since
+    the engine's last pop of the buffer (no op carries the read, so the reading checks it)."""
+    _need(r, vals, 3, n, "read_tile_value")
+    cb = r.cb_of(vals[0], nodes[0])
+    tile, word = vals[1], vals[2]
+    page = r.cb_index[cb]
+    # no op says the read: the page it reads must be the front page this engine has waited for (a read past it, or
+    # of a page not waited, would be a cb-read-unwaited no rule sees)
+    if not (isinstance(tile, V.Sym) and tile.is_const and tile.const == 0):
+        r.refuse("read_tile_value of a tile past the front page", n, r.text(n))
+    if cb not in r.front_waited and not (r.trial or r.survey):
+        r.refuse("read_tile_value of a page not waited for", n, f"{r.text(n)}: no wait of c_{cb} since its last pop")
+    if isinstance(word, V.Sym) and word.is_const and 0 <= 4 * word.const <= page.entry_size // page.page_tiles - 4:
+        got = r.stated_load(r.pointer(cb, True, n, V.const(4 * word.const)).retyped(4), n)
+        if got is not None:
+            return got
+    return V.Opaque(f"a value read from a tile of c_{cb}: {r.text(n)}")
+
+
 FUNCTIONS: dict[str, Handler] = {
+    "read_tile_value": _read_tile_value,
     "extract_local_address": _local_address,
     "cb_reserve_back": _cb_op(Reserve, "cb_reserve_back"),
     "cb_push_back": _cb_op(Push, "cb_push_back"),

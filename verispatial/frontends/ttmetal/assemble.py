@@ -8,6 +8,8 @@ from pathlib import Path
 import attrs
 
 from verispatial.errors import InvalidProgram, IrViolation, ParseError
+from verispatial.frontends.ttmetal import stated
+from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.cpp import read_kernel
 from verispatial.frontends.ttmetal.host import HostSpec, load_host
 from verispatial.frontends.ttmetal.lower import Shared, read_scratch
@@ -38,17 +40,32 @@ def import_host(path: str | Path) -> Program:
 def assemble(host: HostSpec) -> Program:
     shared = Shared(host)
     cores = host.all_cores()
-    programs: list[EngineProgram] = []
-    parsed = {}
-    for unit in host.work_units:
+    programs: list[EngineProgram | None] = []
+    parsed: dict[str, CppProgram] = {}
+    later: list[tuple[int, int, str, Site]] = []  # kernels that load a buffer whose filler was not read yet
+
+    def read(u: int, kname: str, site: Site) -> EngineProgram:
+        k = host.kernel(kname)
+        block = read_scratch(shared, k, site, host.work_units[u].runtime_args.get(kname, {}), parsed[kname])
+        return EngineProgram(site, k.engine, tuple(block.ops), sources=tuple(block.locs))
+
+    for u, unit in enumerate(host.work_units):
         for kname in unit.kernels:
             k = host.kernel(kname)
             if kname not in parsed:
                 parsed[kname] = read_kernel(k.source, k.display, k.defines, host.kernel_root, host.include_dirs,
                                             compute=k.engine == Engine.COMPUTE)
             for site in unit.cores:
-                block = read_scratch(shared, k, site, unit.runtime_args.get(kname, {}), parsed[kname])
-                programs.append(EngineProgram(site, k.engine, tuple(block.ops), sources=tuple(block.locs)))
+                try:
+                    programs.append(read(u, kname, site))
+                except stated.LandingNotRead:
+                    later.append((len(programs), u, kname, site))
+                    programs.append(None)
+    for i, u, kname, site in later:
+        programs[i] = read(u, kname, site)
+    read_programs = [ep for ep in programs if ep is not None]
+    stated.check(shared.claims, read_programs,
+                 {(site, b.index): b.entry_size // b.page_tiles for site in host.all_cores() for b in host.buffers})
     target = host.target
     buffers: list[Buffer] = []
     memory: list[BufferAt] = []
@@ -90,7 +107,7 @@ def assemble(host: HostSpec) -> Program:
                 offset += -(-size // target.alignment) * target.alignment
             buffers.append(buf)
             by_index[(site, b.index)] = buf.id
-    programs = [_renumber(ep, by_index) for ep in programs]
+    renumbered = [_renumber(ep, by_index) for ep in read_programs]
     sems = tuple(Semaphore(i, s.name, s.cores if s.cores is not None else cores, s.initial_value, SemRole.COUNTER,
                            host_init=True)
                  for i, s in enumerate(host.semaphores))
@@ -98,7 +115,7 @@ def assemble(host: HostSpec) -> Program:
                    sorted(shared.groups.items(), key=lambda kv: kv[1]))
     tensors = tuple(Tensor(t["name"], tuple(t["shape"]), _dtype(t["dtype"]), Role(t["role"])) for t in host.tensors)
     trips = tuple(Trip(n, m) for n, m in sorted(shared.trips.items()))
-    order = sorted(programs, key=lambda ep: (ep.site.y, ep.site.x, ep.engine.value))
+    order = sorted(renumbered, key=lambda ep: (ep.site.y, ep.site.x, ep.engine.value))
     p = Program(host.name, target, tensors, tuple(buffers), sems, groups, trips, tuple(order), memory=tuple(memory))
     vs = validate(p)
     if vs:

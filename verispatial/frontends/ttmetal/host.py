@@ -398,6 +398,8 @@ def load_host(path: str | Path) -> HostSpec:
             raise ParseError(f"tensors[{i}].name", f"tensor {t['name']!r} declared twice")
         if "shard" in t:
             shard_specs[t["name"]] = _shard_spec(t, f"tensors[{i}].shard", target)
+        if "values" in t:
+            _stated_values(t, f"tensors[{i}].values", target)
     sems: list[HostSemaphore] = []
     for i, s in enumerate(d.get("semaphores", [])):
         if any(o.name == s["name"] for o in sems):
@@ -565,6 +567,21 @@ def load_host(path: str | Path) -> HostSpec:
                                                                      f"{off[0]}, which the buffer is on")
     return HostSpec(d["name"], target, p, root, incs, tensors, tuple(bufs), tuple(sems), tuple(kernels), tuple(units),
                     shard_specs)
+
+
+def _stated_values(t: dict[str, Any], where: str, target: Target) -> None:
+    """A tensor's stated data (``values``, frontends/ttmetal/stated.py): words of a tensor the host writes and no
+    kernel may (an input or a param), of a 32-bit dtype, inside its page 0. ``ParseError`` naming the field
+    otherwise."""
+    dtype = _dtype(t["dtype"], where, target)
+    if t["role"] not in ("input", "param"):
+        raise ParseError(where, f"tensor data is stated only of an input or param tensor, the host's to write; "
+                                f"{t['name']!r} is {t['role']}")
+    if dtype not in ("int32", "uint32"):
+        raise ParseError(where, f"stated words are 32-bit: {t['name']!r} is {dtype}, not int32 or uint32")
+    if len(t["values"]) * 4 > target.bytes_per_tile(dtype):
+        raise ParseError(where, f"{len(t['values'])} words are past the {target.bytes_per_tile(dtype)} B of "
+                                f"{t['name']!r}'s page 0")
 
 
 def _shard_spec(t: dict[str, Any], where: str, target: Target) -> HostShardSpec:

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects, stated
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import (
     CONSTANT_NAMESPACES,
@@ -59,6 +59,7 @@ from verispatial.ir.ops import (
     Op,
     Operand,
     PackAcc,
+    Part,
     Pop,
     Push,
     ReadBarrier,
@@ -118,6 +119,11 @@ NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_PCIE_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_DRAM_READ_ALIGNMENT_BYTES": {"wormhole_b0": 32, "blackhole": 64},
                  "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
+
+#: The bytes of the hardware zeros region, by target name (``MEM_ZEROS_SIZE``: tt_metal/hw/inc/internal/tt-1xx/wormhole/
+#: dev_mem_map.h:80, blackhole/dev_mem_map.h:88, ttnn 0.71.2): kernels zero a page by NoC reads of it
+#: (``zero_tile``, ttnn/kernel_lib/l1_helpers.hpp:47-65 of 0.71.2 and 0.72.0)
+MEM_ZEROS_SIZE = {"wormhole_b0": 512, "blackhole": 512}
 
 #: The ``template`` disambiguator after a scope of a dependent type (``Reader<T, p>::template read(...)``,
 #: grid_sample_reader_common.hpp:338): it only tells the compiler the member is a template; the call is
@@ -286,6 +292,9 @@ class _Fill:
     drained_last: tuple[str, ...] = ()
     #: whether a NoC loopback read inside the page (``generate_index_tile``'s replication) has not landed yet
     reads_pending: bool = False
+    #: whether the reads pending are all reads of the hardware zeros region (``zeros_read``): more of them may
+    #: follow before the barrier, each zeroing its own bytes
+    zero_reads: bool = False
     #: stores into a tile a NoC read of this engine filled and landed (``KernelReader.patch_store``: the padding of
     #: matmul's last K tile, pad_tile.hpp:91): the tile is the read's; the stores only change bytes of it
     patch: bool = False
@@ -310,6 +319,10 @@ class Shared:
     trips: dict[str, int] = attrs.field(factory=dict)
     #: (core, cb index) of the buffers a kernel there uses as scratch L1 (``read_scratch``)
     scratch: set[tuple[Site, int]] = attrs.field(factory=set)
+    #: per (core, cb index), the reads of a tensor that land in it, as its kernels are read (``stated_load``)
+    landings: dict[tuple[Site, int], list[ReadTiles]] = attrs.field(factory=dict)
+    #: loads read as stated tensor words, checked against the whole program once it is read (``stated.check``)
+    claims: list[stated.Claim] = attrs.field(factory=list)
 
     def group(self, sender: Site, rect: tuple[int, int, int, int], loopback: bool) -> int:
         return self.groups.setdefault((sender, rect, loopback), len(self.groups))
@@ -358,6 +371,13 @@ class KernelReader:
         #: buffers this kernel waited on so far (``unpacking``: a compute that unpacks from a buffer its kernel never
         #: waits on reads it in place)
         self.waited: set[int] = set()
+        #: buffers whose front page this kernel has waited for since its last pop of them (``stated_load``)
+        self.front_waited: set[int] = set()
+        #: per buffer, the reads of a tensor into the page it is building since its last push, each with whether a
+        #: read barrier has landed it (``local_copy_read``)
+        self.page_reads: dict[int, list[tuple[ReadTiles, bool]]] = {}
+        #: buffers a NoC read of this core's own L1 is reading until the next read barrier (``local_copy_read``)
+        self.copy_sources: set[int] = set()
         #: what the read and write command buffers' stateful registers hold (``nocstate``): a ``CmdState``, or
         #: ``Opaque`` saying why it is not known; absent before any ``set_state``
         self.noc_cmd: dict[str, Any] = {}
@@ -675,6 +695,21 @@ class KernelReader:
                                                         "kernel")
         if isinstance(op, Wait):
             self.waited.add(op.buf)
+            self.front_waited.add(op.buf)
+        if isinstance(op, Pop):
+            self.front_waited.discard(op.buf)
+        if isinstance(op, Push):
+            if op.buf in self.copy_sources and not self.trial:
+                self.refuse("push of a local copy's source before its read barrier", node,
+                            f"c_{op.buf}: the NoC may still be reading the page the push hands to its consumer")
+            self.page_reads.pop(op.buf, None)
+        if isinstance(op, ReadBarrier):
+            self.copy_sources.clear()
+            self.page_reads = {cb: [(r, True) for r, _ in reads] for cb, reads in self.page_reads.items()}
+        if isinstance(op, ReadTiles) and not self.survey:
+            if not self.trial:  # a trial reading's ops are dropped (``_marked_reading``)
+                self.shared.landings.setdefault((self.site, op.into), []).append(op)
+            self.page_reads.setdefault(op.into, []).append((op, False))
         patched = [b for b in sorted(named) if b in self.fills and self.fills[b].patch]
         if patched and isinstance(op, McastSend) and not op.front and op.buf in patched:
             # a multicast of the back publishes the tiles as a push does (matmul's padded in0 sender,
@@ -1076,6 +1111,76 @@ class KernelReader:
         for ptr in (src, dst):
             self.l1_check(ptr, False, True, 0, "NoC read inside a page not within the page being built", node,
                           within=page)
+        f.reads_pending = True
+
+    def local_copy_read(self, src: V.L1Ptr, dst: V.L1Ptr, size: int, node: Any) -> None:
+        """A NoC read of ``size`` bytes of this core's own L1 at ``src``, inside the page this engine is building in
+        buffer ``src.cb``'s reserved back, into ``dst``: SDPA decode's copy of the position stick from c_8 into c_15
+        (``noc.async_read(UnicastEndpoint, CoreLocalMem(c_15's write pointer), size, {.noc_x = my_x, .noc_y = my_y,
+        .addr = c_8's write pointer})``, reader_decode_all.cpp:137-149, ttnn 0.81.1). Those bytes are a tensor's: one
+        read of this engine landed them there (a read barrier since) and nothing else wrote the page, so the copy
+        is read as a ``ReadTiles`` of the same tensor bytes into ``dst`` (the tensor is an input or param: no kernel
+        writes it, ``tensor-race``). The source page must stay unpublished until the copy lands: a push of it
+        before the next read barrier is refused by name (``emit``). Refused by name otherwise: a source not a
+        followed byte offset into the page being built, bytes no landed read of a tensor put there alone."""
+        b = self.cb_index[src.cb]
+        tile_bytes = b.entry_size // b.page_tiles
+        construct = "local NoC copy of bytes not landed from a tensor"
+        if self.survey or self.trial:
+            # trial and survey readings place nothing: the copy is a read of what the page holds, if it is known
+            reads = self.page_reads.get(src.cb, [])
+            if len(reads) == 1:
+                self.emit(ReadTiles(reads[0][0].tensor, reads[0][0].addr, 1, dst.cb), node)
+            return
+        if not (isinstance(src.offset, V.Sym) and src.offset.is_const and isinstance(src.origin, V.Sym)) or \
+                src.origin != self.ctr("pushed", src.cb) or b.page_tiles != 1:
+            self.refuse(construct, node, f"{self.text(node)}: the source is not a known offset into the page of "
+                                         f"c_{src.cb} this engine is building")
+        at = src.offset.const
+        reads = self.page_reads.get(src.cb, [])
+        if src.cb in self.fills or len(reads) != 1 or not reads[0][1]:
+            self.refuse(construct, node, f"{self.text(node)}: the page of c_{src.cb} holds "
+                        f"{'stores' if src.cb in self.fills else f'{len(reads)} reads'}"
+                        f"{'' if len(reads) != 1 or reads[0][1] else ' not landed by a read barrier'}, "
+                        "not one landed read of a tensor")
+        read = reads[0][0]
+        part = read.part if read.part is not None else Part(0, tile_bytes, 0)
+        if part.terms or not (part.at <= at and at + size <= part.at + part.size):
+            self.refuse(construct, node, f"{self.text(node)}: bytes [{at}, {at + size}) of c_{src.cb}'s page, "
+                        f"the read landed [{part.at}, {part.at + part.size})")
+        offset = part.offset + at - part.at
+        if offset == 0 and size == tile_bytes and self.cb_index[dst.cb].entry_size == tile_bytes:
+            self.l1_check(dst, False, True, 1, "read into L1 not at the buffer's next unfilled tile", node)
+            self.emit(ReadTiles(read.tensor, read.addr, 1, dst.cb), node)
+        else:
+            into = self.part_at(dst, False, size, "read into L1 not inside the buffer's next unfilled tile", node)
+            self.emit(ReadTiles(read.tensor, read.addr, 1, dst.cb, Part(offset, size, into)), node)
+        self.copy_sources.add(src.cb)
+
+    def zeros_read(self, dst: V.L1Ptr, size: int, node: Any) -> None:
+        """A NoC read of ``size`` bytes of the hardware zeros region (``MEM_ZEROS_BASE``) into ``dst``, inside the
+        page this engine is building in buffer ``dst.cb``'s reserved back: ``zero_tile`` zeroes a page so, 512 B a
+        read, then ``noc.async_read_barrier()`` (ttnn/kernel_lib/l1_helpers.hpp:47-65, ttnn 0.71.2). Part of the
+        constant page, as ``Noc.async_write_zeros`` is (``local_fill``): its bytes are undefined until the engine's
+        next read barrier, so a store into the page or its push before that barrier is refused by name. Refused by
+        name too: a read outside the page being built."""
+        if dst.front:
+            self.refuse("zeros-region read into a buffer's front pages", node, self.text(node))
+        page = self.cb_index[dst.cb].entry_size
+        self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
+                      within=page)
+        lo, hi = self.bounds(dst.offset) if isinstance(dst.offset, V.Sym) else (None, None)
+        if lo is None or hi is None or lo < 0 or hi + size > page:
+            self.refuse("zeros-region read not within the buffer's next unfilled page", node,
+                        f"{self.text(node)}: {size} B at an offset past the {page} B page of c_{dst.cb}")
+        f0 = self.fills.get(dst.cb)
+        if f0 is not None and f0.reads_pending and f0.zero_reads:
+            return
+        self.local_fill(dst.cb, node, zeros=True)
+        f = self.fills[dst.cb]
+        f.zero_reads = True
+        # landed by the read barrier (``reads_pending``), not by write_zeros_l1_barrier
+        f.zeros_pending = False
         f.reads_pending = True
 
     def consult(self, f: _Fill) -> None:
@@ -1884,14 +1989,21 @@ class KernelReader:
         return tmax if isinstance(count, str) else count.value(tmax)
 
     def snapshot(self) -> tuple[Any, ...]:
-        """What a reading that may be abandoned changes: variables, groups, trips and the accumulator."""
+        """What a reading that may be abandoned changes: variables, groups, trips and the accumulator (and the
+        stores, reads and NoC command state it follows); the command state last (``saved[-1]``)."""
         return ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                 attrs.evolve(self.acc) if self.acc is not None else None, self.acc, self.unroll_budget,
-                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled), dict(self.noc_cmd))
+                {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled), self.local_reads(),
+                dict(self.noc_cmd))
+
+    def local_reads(self) -> tuple[dict[int, list[tuple[ReadTiles, bool]]], set[int], set[int]]:
+        """A copy of what ``local_copy_read`` and ``stated_load`` follow: the reads into each page being built, the
+        copies' sources, the buffers whose front page is waited for."""
+        return {cb: list(r) for cb, r in self.page_reads.items()}, set(self.copy_sources), set(self.front_waited)
 
     def restore(self, saved: tuple[Any, ...]) -> None:
         (scopes, self.shared.groups, self.shared.trips, acc_copy, acc, self.unroll_budget, self.fills,
-         self.noc_filled, noc_cmd) = saved
+         self.noc_filled, (self.page_reads, self.copy_sources, self.front_waited), noc_cmd) = saved
         self.noc_cmd = dict(noc_cmd)
         for live, old in zip(self.scopes, scopes, strict=True):
             live.clear()
@@ -2150,6 +2262,7 @@ class KernelReader:
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
         fills, noc_filled = {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled)
         noc_cmd = dict(self.noc_cmd)
+        local_reads = self.local_reads()
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
         self.assign(var, a + V.Sym(0, ((k, step),)), n)
@@ -2170,6 +2283,7 @@ class KernelReader:
             self.loops.pop()
             self.blocks.pop()
             self.fills, self.noc_filled, self.noc_cmd = fills, noc_filled, noc_cmd
+            self.page_reads, self.copy_sources, self.front_waited = local_reads
             scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
             for live, old in zip(self.scopes, scopes, strict=True):
                 live.clear()
@@ -2944,6 +3058,10 @@ class KernelReader:
                 return V.const(0)
             if name in NOC_ALIGNMENT and self.host.target.name in NOC_ALIGNMENT[name]:
                 return V.const(NOC_ALIGNMENT[name][self.host.target.name])
+            if name == "MEM_ZEROS_BASE" and self.kernel.engine != Engine.COMPUTE:
+                return V.ZerosRegion()
+            if name == "MEM_ZEROS_SIZE" and self.host.target.name in MEM_ZEROS_SIZE:
+                return V.const(MEM_ZEROS_SIZE[self.host.target.name])
             if name == "NOC_MAX_BURST_SIZE" and self.host.target.name in nocstate.NOC_MAX_BURST_SIZE:
                 return V.const(nocstate.NOC_MAX_BURST_SIZE[self.host.target.name])
             if name in self.prog.unscoped:  # an enumerator of an unscoped enum: its value (enums.py)
@@ -3489,7 +3607,8 @@ class KernelReader:
             at = ptr.plus(self.expr(idx.named_children[0]))
             if ptr.cb in self.scratch_cbs:
                 self.scratch_load(at, n)
-            return V.Loaded(f"a value loaded from L1: {self.text(n)}", at)
+            word = self.stated_load(at, n)
+            return word if word is not None else V.Loaded(f"a value loaded from L1: {self.text(n)}", at)
         if name in ("my_x", "my_y") and self.lookup(name) is None:
             # this core's NoC coordinates (firmware globals indexed by the NoC,
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
@@ -3497,6 +3616,40 @@ class KernelReader:
             return V.const(self.site.x if name == "my_x" else self.site.y)
         self.index_effects(idx)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
+
+    def stated_load(self, at: V.L1Ptr, n: Any) -> V.Sym | None:
+        """A 32-bit load at ``at`` read as the tensor word the host states there (frontends/ttmetal/stated.py), or
+        None when it is not one: no tensor with stated data, an address not followed or not a word of the pointer's
+        page, a page not published to this engine, or bytes no read of stated data lands. Published: a read
+        pointer taken at the pops so far, the engine having waited for the buffer since its last pop; or a write
+        pointer taken before a push of this engine since (the page it points at was pushed: its reads landed,
+        ``async-read-publish``). Raises ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core
+        (``assemble`` reads the kernel again after the others); the claim is checked against the whole program."""
+        stated_data = {t["name"]: tuple(t["values"]) for t in self.host.tensors if "values" in t}
+        if not stated_data or self.survey or at.elem != stated.WORD or not isinstance(at.offset, V.Sym) or \
+                not at.offset.is_const:
+            return None
+        b = at.offset.const
+        page = self.cb_index[at.cb]
+        tile_bytes = page.entry_size // page.page_tiles
+        if not 0 <= b <= tile_bytes - stated.WORD or not isinstance(at.origin, V.Sym):
+            return None
+        moved = self.ctr("popped" if at.front else "pushed", at.cb) + (-at.origin)
+        if not (isinstance(moved, V.Sym) and moved.is_const):
+            return None
+        if (at.front and (moved.const != 0 or at.cb not in self.front_waited)) or (not at.front and moved.const < 1):
+            return None
+        reads = self.shared.landings.get((self.site, at.cb))
+        if not reads:
+            raise stated.LandingNotRead("a value loaded from L1 before its buffer's filler is read", self.loc(n),
+                                        f"{self.text(n)}: no kernel read so far lands bytes in c_{at.cb} here")
+        for op in reads:
+            words = stated_data.get(op.tensor)
+            w = stated.fills_word(op, op.tensor, b, tile_bytes) if words is not None else None
+            if words is not None and w is not None and w < len(words):
+                self.shared.claims.append(stated.Claim(self.site, at.cb, b, op.tensor, w, self.loc(n)))
+                return V.const(words[w])
+        return None
 
     def index_effects(self, idx: Any) -> None:
         """An index whose element the reading does not follow, read for its calls, stores and increments

@@ -255,6 +255,13 @@ class RemoteAddr:
 
 
 @attrs.frozen
+class ZerosRegion:
+    """``MEM_ZEROS_BASE``: the L1 address of the hardware zeros region of every Tensix core (``MEM_ZEROS_SIZE`` =
+    512 zero bytes, tt_metal/hw/inc/internal/tt-1xx/wormhole/dev_mem_map.h:79-80, blackhole/dev_mem_map.h:87-88): a
+    NoC read from it zeroes its destination (``KernelReader.zeros_read``)."""
+
+
+@attrs.frozen
 class Unicast:
     """A ``UnicastEndpoint`` (api/dataflow/endpoints.h): the NoC side of an object-API transfer whose destination or
     source is ``{.noc_x, .noc_y, .addr}`` on one core (noc.h ``async_read`` / ``async_write``), as

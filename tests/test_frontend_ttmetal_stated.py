@@ -1,0 +1,224 @@
+"""Tensor data the host states (``tensors[i].values``, frontends/ttmetal/stated.py): a kernel's 32-bit load from a
+buffer page that the program fills only with a stated tensor's bytes is read as the stated word, so control flow on
+it is followed (SDPA decode's ``cur_pos``, reader_decode_all.cpp:111-112 of ttnn 0.71.2). Anything else stays a value
+not known statically, refused where it decides control flow; a claim the program breaks is refused at the load.
+Small C++ snippets written here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from verispatial.errors import ParseError
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import Loop, ReadTiles, Wait, WriteTiles
+from verispatial.ir.program import walk
+
+_HEAD = ('#include "api/dataflow/dataflow_api.h"', "void kernel_main() {",
+         "    const uint32_t tile_bytes = get_tile_size(0);")
+
+#: the position word read into c_1 (lines 4-11), loaded after the push (line 11), then ``n`` tiles of ``src`` into c_0
+READER = ("    const auto pos = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(1), 4);",
+          "    cb_reserve_back(1, 1);",
+          "    uint32_t wr = get_write_ptr(1);",
+          "    noc_async_read(pos.get_noc_addr(0), wr, 4);",
+          "    noc_async_read_barrier();",
+          "    cb_push_back(1, 1);",
+          "    volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(wr);",
+          "    uint32_t n = p[0];",
+          "    const auto s = TensorAccessor(TensorAccessorArgs<2>(), get_arg_val<uint32_t>(0), tile_bytes);",
+          "    for (uint32_t i = 0; i < n; ++i) {",
+          "        cb_reserve_back(0, 1);",
+          "        noc_async_read_tile(i, s, get_write_ptr(0));",
+          "        noc_async_read_barrier();",
+          "        cb_push_back(0, 1);",
+          "    }")
+#: the writer waits for the position page and loads the word itself (line 7), then drains ``n`` tiles into ``dst``
+WRITER = ("    const auto d = TensorAccessor(TensorAccessorArgs<0>(), get_arg_val<uint32_t>(0), tile_bytes);",
+          "    cb_wait_front(1, 1);",
+          "    volatile tt_l1_ptr uint32_t* q = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_read_ptr(1));",
+          "    uint32_t n = q[0];",
+          "    for (uint32_t i = 0; i < n; ++i) {",
+          "        cb_wait_front(0, 1);",
+          "        noc_async_write_tile(i, d, get_read_ptr(0));",
+          "        noc_async_write_barrier();",
+          "        cb_pop_front(0, 1);",
+          "    }",
+          "    cb_pop_front(1, 1);")
+
+
+def _host(tmp_path: Path, reader: tuple[str, ...] = READER, writer: tuple[str, ...] = WRITER,
+          pos: dict[str, Any] | None = None) -> Path:
+    """Core (0,0): the reader fills c_1 with the position word and c_0 with ``n`` tiles of ``src``, the writer drains
+    them into ``dst``. ``pos`` replaces fields of the ``pos`` tensor (stated ``values: [3]`` by default)."""
+    (tmp_path / "reader.cpp").write_text("\n".join([*_HEAD, *reader, "}"]))
+    (tmp_path / "writer.cpp").write_text("\n".join([*_HEAD, *writer, "}"]))
+    tensor = {"name": "pos", "shape": [32, 32], "dtype": "int32", "role": "input", "values": [3]} | (pos or {})
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "stated", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "src", "shape": [32, 256], "dtype": "bf16", "role": "input"},
+                        {"name": "dst", "shape": [32, 256], "dtype": "bf16", "role": "output"}, tensor],
+            "buffers": [{"name": "in", "index": 0, "entry_size": 2048, "entries": 2, "data_format": "bf16"},
+                        {"name": "cur_pos", "index": 1, "entry_size": 4096, "entries": 1, "data_format": "int32"}],
+            "kernels": [{"name": "reader", "source": "reader.cpp", "processor": "reader",
+                         "compile_time_args": [2, 4, 2, 2048], "runtime_args": ["src", "pos"]},
+                        {"name": "writer", "source": "writer.cpp", "processor": "writer",
+                         "compile_time_args": [2, 2048], "runtime_args": ["dst"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["writer", "reader"],  # the loading writer is read first
+                            "runtime_args": {"reader": {"src": {"tensor": "src"}, "pos": {"tensor": "pos"}},
+                                             "writer": {"dst": {"tensor": "dst"}}}}]}
+    path = tmp_path / "host.yaml"
+    path.write_text(json.dumps(host))
+    return path
+
+
+def _count(path: Path, cls: type) -> int:
+    p = import_host(path)
+    return sum(1 for ep in p.programs for op in walk(ep.ops) if isinstance(op, cls) and op.tensor in ("src", "dst"))
+
+
+def test_a_stated_word_loaded_by_the_filler_and_a_waiter_is_followed(tmp_path: Path) -> None:
+    """Both loads read 3: three tiles read and three written (the writer, read first, is read again after the
+    reader lands the word); the position read is a 4-byte part of page 0."""
+    p = import_host(_host(tmp_path))
+    reads = [op for ep in p.programs for op in walk(ep.ops) if isinstance(op, ReadTiles)]
+    assert [(op.tensor, op.part is not None) for op in reads if op.tensor == "pos"] == [("pos", True)]
+    loops = [op for ep in p.programs for op in walk(ep.ops) if isinstance(op, Loop)]
+    assert sorted(op.count for op in loops) == [3, 3]
+    assert {op.tensor for op in walk(next(ep for ep in p.programs if ep.engine.value == "writer").ops)
+            if isinstance(op, WriteTiles)} == {"dst"}
+
+
+def test_another_stated_value_gives_another_trip(tmp_path: Path) -> None:
+    p = import_host(_host(tmp_path, pos={"values": [5]}))
+    assert sorted(op.count for ep in p.programs for op in walk(ep.ops) if isinstance(op, Loop)) == [5, 5]
+
+
+def test_without_stated_data_the_loop_is_refused(tmp_path: Path) -> None:
+    path = _host(tmp_path, pos={"values": [3]})
+    data = json.loads(path.read_text())
+    del data["tensors"][2]["values"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(path)
+    assert e.value.loc.file == "writer.cpp"
+
+
+def test_a_word_past_the_stated_ones_stays_unknown(tmp_path: Path) -> None:
+    """The load reads word 1 (``p[1]``), the host states word 0 only."""
+    reader = tuple(line.replace("p[0]", "p[1]").replace("wr, 4)", "wr, 8)") for line in READER)
+    writer = (*WRITER[:2], "    uint32_t n = 2;", *WRITER[4:])
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, reader, writer))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 13)
+
+
+def test_a_load_before_the_push_is_not_decided(tmp_path: Path) -> None:
+    """The filler's load before its own push (and before its read landed): not a published page."""
+    reader = (*READER[:4], READER[6], READER[7], *READER[4:6], *READER[8:])
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, reader))
+    assert e.value.loc.file == "reader.cpp"
+
+
+def test_a_second_filler_of_other_bytes_breaks_the_claim(tmp_path: Path) -> None:
+    """The reader also reads a tile of ``src`` into the position buffer: the stated word no longer decides what the
+    page holds, and the load is refused at its line."""
+    reader = (*READER, "    cb_reserve_back(1, 1);", "    noc_async_read_tile(0, s, get_write_ptr(1));",
+              "    noc_async_read_barrier();", "    cb_push_back(1, 1);")
+    with pytest.raises(Refused, match="stated tensor data does not decide") as e:
+        import_host(_host(tmp_path, reader))
+    assert e.value.loc.file in ("reader.cpp", "writer.cpp")
+
+
+@pytest.mark.parametrize(("fields", "rule"), [
+    ({"role": "output"}, "only of an input or param"),
+    ({"dtype": "bf16", "values": [3]}, "32-bit"),
+    ({"values": [0] * 1025}, "past the"),
+])
+def test_bad_stated_data_is_refused_naming_the_field(tmp_path: Path, fields: dict[str, Any], rule: str) -> None:
+    with pytest.raises(ParseError, match=rule) as e:
+        import_host(_host(tmp_path, pos=fields))
+    assert "tensors[2].values" in str(e.value)
+
+
+def test_a_load_after_the_pop_is_not_decided(tmp_path: Path) -> None:
+    """The writer pops the position page and then loads through its read pointer: the page is the producer's again
+    (its bytes may be rewritten), so the word is not known."""
+    writer = (WRITER[0], WRITER[1], "    cb_pop_front(1, 1);", *WRITER[2:-1])
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, writer=writer))
+    assert e.value.loc.file == "writer.cpp"
+
+
+def test_a_write_pointer_taken_after_the_push_is_not_decided(tmp_path: Path) -> None:
+    """The reader takes c_1's write pointer again after its push: it points at the next page, which nothing filled."""
+    reader = (*READER[:6], "    wr = get_write_ptr(1);", *READER[6:])
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, reader))
+    assert e.value.loc.file == "reader.cpp"
+
+
+def _compute_host(tmp_path: Path, body: tuple[str, ...]) -> Path:
+    """The stated-data host with a compute kernel on c_1 instead of the writer's load: ``body`` reads the position."""
+    path = _host(tmp_path, writer=(WRITER[0], "    uint32_t n = 3;", *WRITER[4:-1]))
+    (tmp_path / "compute.cpp").write_text("\n".join(['#include "api/compute/cb_api.h"', "void kernel_main() {", *body,
+                                                      "}"]))
+    data = json.loads(path.read_text())
+    data["kernels"].append({"name": "compute", "source": "compute.cpp", "processor": "compute"})
+    data["work_units"][0]["kernels"].append("compute")
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_read_tile_value_of_the_waited_page_is_the_stated_word(tmp_path: Path) -> None:
+    """Compute waits for the position page, ``read_tile_value``s word 0 and pops it; a branch on the word is
+    followed: with the stated 3 its wait of c_0 is never reached, with 4 it is."""
+    body = ("    cb_wait_front(1, 1);", "    uint32_t n = read_tile_value(1, 0, 0);", "    cb_pop_front(1, 1);",
+            "    if (n != 3) { cb_wait_front(0, 1); }")
+
+    def compute_waits(path: Path) -> list[str]:
+        p = import_host(path)
+        comp = next(ep for ep in p.programs if ep.engine.value == "compute")
+        names = {b.id: b.name for b in p.buffers}
+        return [names[op.buf] for op in walk(comp.ops) if isinstance(op, Wait)]
+
+    assert compute_waits(_compute_host(tmp_path, body)) == ["cur_pos"]
+    path = _compute_host(tmp_path, body)
+    data = json.loads(path.read_text())
+    data["tensors"][2]["values"] = [4]
+    path.write_text(json.dumps(data))
+    assert compute_waits(path) == ["cur_pos", "in"]
+
+
+@pytest.mark.parametrize(("body", "construct"), [
+    (("    uint32_t n = read_tile_value(1, 0, 0);",), "read_tile_value of a page not waited for"),
+    (("    cb_wait_front(1, 1);", "    cb_pop_front(1, 1);", "    uint32_t n = read_tile_value(1, 0, 0);"),
+     "read_tile_value of a page not waited for"),
+    (("    cb_wait_front(1, 1);", "    uint32_t n = read_tile_value(1, 1, 0);", "    cb_pop_front(1, 1);"),
+     "read_tile_value of a tile past the front page"),
+])
+def test_read_tile_value_of_a_page_not_waited_is_refused(tmp_path: Path, body: tuple[str, ...],
+                                                          construct: str) -> None:
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(_compute_host(tmp_path, body))
+    assert e.value.loc.file == "compute.cpp"
+
+
+def test_a_kernel_writing_the_stated_tensor_breaks_the_claim(tmp_path: Path) -> None:
+    """The writer also writes a tile into ``pos``: its data is no longer only what the host stated."""
+    writer = (*WRITER[:-1], "    const auto q2 = TensorAccessor(TensorAccessorArgs<2>(), get_arg_val<uint32_t>(1), 4096);",
+              "    noc_async_write_tile(0, q2, get_read_ptr(1));", "    noc_async_write_barrier();", WRITER[-1])
+    path = _host(tmp_path, writer=writer)
+    data = json.loads(path.read_text())
+    data["kernels"][1]["compile_time_args"] = [2, 2048, 2, 4096]
+    data["kernels"][1]["runtime_args"] = ["dst", "pos"]
+    data["work_units"][0]["runtime_args"]["writer"]["pos"] = {"tensor": "pos"}
+    path.write_text(json.dumps(data))
+    with pytest.raises(Refused, match="stated tensor data does not decide") as e:
+        import_host(path)
+    assert "writes pos" in str(e.value)
