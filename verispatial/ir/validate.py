@@ -1101,7 +1101,7 @@ class _OpPass:
 
     # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
     __slots__ = (
-        "_by_site", "_cb_at", "_good_sems", "_goods", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
+        "_by_site", "_cb_at", "_good_sems", "_goods", "_landings", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
         "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
         "reads", "roles", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
         "tensor_sections", "tensors", "transfer_engine", "trip_max", "trips", "uses", "words", "writes",
@@ -1162,6 +1162,9 @@ class _OpPass:
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._good_sems: dict[int | None, frozenset[int]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
+        # Per (group, landing buffer or -1 - semaphore): whether every destination of the group has the buffer's cb
+        # index in its phase, or the semaphore's word (``_mcast_passes``: a loop multicasts to one group many times).
+        self._landings: dict[tuple[int, int], bool] = {}
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
@@ -1246,6 +1249,70 @@ class _OpPass:
             self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
         return True
 
+    def _mcast_passes(self, op: Op, ep: EngineProgram, times: int) -> bool:
+        """Whether a ``McastSend``, ``McastSetValid`` or ``SemIncMcast`` (``_MCAST_QUICK``) passes every rule of
+        ``_leaf`` (and a ``SemIncMcast`` of ``_word_range``): its engine issues it (``issues``), its ids, pages and
+        tiles pass (``_quick``), ``num_dests`` is a uint32_t and ``vc`` a channel or None, the group's sender is this
+        engine's site and every destination has the landing cb index in this phase (a ``McastSend``) or the
+        semaphore's word (the others, whose word and source word are on this site too; ``SemIncMcast``'s group is not
+        loopback and its increment fits the word), and a ``McastSend`` lands at its own place (``_mcast_place``: no
+        pages already pushed, the offset and pages inside the landing ring, ``dst``'s pages of the source's size).
+        When it does, a ``SemIncMcast``'s increments of every destination's word (run ``times`` times) are counted
+        here, as ``_word_range`` counts them; False changes nothing and sends it through ``_leaf`` and
+        ``_word_range``, which word each violation."""
+        cls = type(op)
+        if cls not in self.issues or not _QUICK[cls](op, self.gb, self.gs, self.ng):
+            return False
+        assert isinstance(op, (McastSend, McastSetValid, SemIncMcast))
+        if not 0 <= op.num_dests <= U32:
+            return False
+        site, group = ep.site, op.group  # the group is in range: ``_quick``
+        g = self.p.groups[group]
+        if g.sender.x != site.x or g.sender.y != site.y:
+            return False
+        if cls is McastSend:
+            assert isinstance(op, McastSend)
+            if op.vc is not None and not 0 <= op.vc < NOC_VCS:
+                return False
+            buffers = self.p.buffers
+            land = buffers[op.dest]  # ``buf`` and ``dst`` are good buffers (``_quick``): in range
+            if op.behind or not 0 <= op.offset <= PAGES_MAX or op.offset + op.pages > land.capacity:
+                return False
+            if op.dst is not None:
+                src, tb = buffers[op.buf], self.p.target.tile_bytes
+                if src.page_tiles != land.page_tiles or tb.get(src.dtype) != tb.get(land.dtype):
+                    return False
+            key = (group, op.dest)
+            ok = self._landings.get(key)
+            if ok is None:
+                phases = self.phases
+                # a landing buffer of no section: the generic rule words it (for each destination)
+                ok = 0 <= land.section < len(phases) and all(
+                    [(d.x, d.y, land.cb, phases[land.section]) in self._cbs() for d in self.dests[group]])
+                self._landings[key] = ok
+            return ok
+        xy = self.sem_xy[op.sem]  # a good semaphore (``_quick``): in range
+        if cls is McastSetValid:
+            assert isinstance(op, McastSetValid)
+            if (op.vc is not None and not 0 <= op.vc < NOC_VCS) or (site.x, site.y) not in xy or (
+                    op.src is not None and (site.x, site.y) not in self.sem_xy[op.src]):
+                return False
+        else:
+            assert isinstance(op, SemIncMcast)
+            if g.loopback or op.by > WORD_MAX:
+                return False
+        key = (group, -1 - op.sem)
+        ok = self._landings.get(key)
+        if ok is None:
+            ok = self._landings[key] = all([(d.x, d.y) in xy for d in self.dests[group]])
+        if ok and cls is SemIncMcast:
+            assert isinstance(op, SemIncMcast)
+            incs, by = self.incs, op.by * times
+            for d in self.dests[group]:
+                word = (op.sem, d.x, d.y)
+                incs[word] = incs.get(word, 0) + by
+        return ok
+
     def _cbs(self) -> set[tuple[int, int, int, int]]:
         """(site column, site row, cb, phase) of every buffer whose section exists (coordinates: a tuple of ints hashes
         in C, a ``Site`` through its Python ``__hash__``)."""
@@ -1292,7 +1359,7 @@ class _OpPass:
         self.sem_engine = _SEM_OF[engine]
         self.transfer_engine = _TRANSFER_OF[engine]
         self.issues = _ISSUES_OF[engine]
-        ng, sem_quick, transfer_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK
+        ng, sem_quick, transfer_quick, mcast_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK, _MCAST_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
@@ -1321,6 +1388,8 @@ class _OpPass:
             if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
                 continue
             if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
+                continue
+            if cls in mcast_quick and self._mcast_passes(top, ep, 1):  # no rule can fail: counted
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1381,6 +1450,7 @@ class _OpPass:
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
+        mcast_quick = _MCAST_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
@@ -1389,6 +1459,8 @@ class _OpPass:
             if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
                 continue
             if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
+                continue
+            if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1926,6 +1998,8 @@ _TRANSFER_QUICK = frozenset((ReadTiles, WriteTiles))
 #: Per engine, the ``_TRANSFER_QUICK`` classes it issues (``ISSUED_BY``).
 _TRANSFER_OF: dict[Engine, frozenset[type]] = {
     e: frozenset(c for c in _TRANSFER_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: The multicasts ``_OpPass._mcast_passes`` passes over when no rule of ``_leaf`` can fail.
+_MCAST_QUICK = frozenset((McastSend, McastSetValid, SemIncMcast))
 #: The roles of tensors a ``WriteTiles`` may not write and a ``ReadTiles`` may not read (``_leaf``'s use rules).
 _READ_ONLY = frozenset((Role.INPUT, Role.PARAM))
 _WRITE_ONLY = frozenset((Role.OUTPUT,))
