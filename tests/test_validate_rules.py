@@ -591,3 +591,13 @@ def test_a_scratch_buffer_as_an_index_buffer_is_reported_before_the_ops_that_mis
     assert (found[0] == index) is not named
     assert index not in found[1:]
     assert found[1 - named].startswith("names scratch buffer 0 (src): a scratch buffer is not a circular buffer")
+
+
+def test_a_remote_read_in_a_program_of_sparse_buffer_ids_is_refused_by_the_id_rule() -> None:
+    """``Program.remote_buffer`` answers a buffer id, which is a position only when ids are dense: a remote read whose
+    owner's id is past the buffers (buffer 0 renumbered 4) crashed ``validate`` with an IndexError instead of the
+    dense-id finding (found by tests/test_load_agreement.py's random edits)."""
+    p = load_program(EXAMPLES / "all_to_all_read.json")
+    sparse = attrs.evolve(p, buffers=(attrs.evolve(p.buffers[0], id=4), *p.buffers[1:]))
+    assert [(v.entity, v.rule) for v in validate(sparse)][:1] == [
+        ("buffer 4", "ids are dense: expected id 0 at position 0")]

@@ -1803,6 +1803,8 @@ class _OpPass:
         if owner is None:
             report(f"site {op.at} has no buffer with cb index {b.cb} in this phase to read from")
             return
+        if not (0 <= owner < len(p.buffers) and p.buffers[owner].id == owner):
+            return  # an id that is not its position: the dense-id rule has refused the program
         r, into = p.buffers[owner], p.buffers[op.into]
         if not 0 <= op.offset <= PAGES_MAX:
             report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
