@@ -64,6 +64,7 @@ from verispatial.ir import validate as validate_module
 from verispatial.ir.limits import PAGES_MAX, TILES_MAX
 from verispatial.ir.ops import NOC_VCS
 from verispatial.ir.serialize import load_program
+from verispatial.ir.source import SourceLoc
 from verispatial.ir.validate import validate
 
 A, B = Site(0, 0), Site(1, 0)
@@ -353,20 +354,22 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
 def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
     no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
-    ``_mcast_passes``): every leaf through the generic id, page and tile rules."""
+    ``_mcast_passes``, no source location by ``_check_sources``): every leaf through the generic id, page and tile
+    rules, every source location through ``_source_rules``."""
     saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
-             validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK)
+             validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
     validate_module._SEM_QUICK = frozenset()
     validate_module._TRANSFER_QUICK = frozenset()
     validate_module._MCAST_QUICK = frozenset()
+    validate_module._SOURCES_QUICK = False
     try:
         yield
     finally:
         (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
-         validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK) = saved
+         validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK) = saved
 
 
 def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
@@ -591,6 +594,38 @@ def test_a_scratch_buffer_as_an_index_buffer_is_reported_before_the_ops_that_mis
     assert (found[0] == index) is not named
     assert index not in found[1:]
     assert found[1 - named].startswith("names scratch buffer 0 (src): a scratch buffer is not a circular buffer")
+
+
+#: Edits of a source location: paths past the ops, into a leaf, nested; lines and columns at and past 32 bits; control
+#: characters in its file or text; a call site (itself good or bad).
+_SOURCE_EDITS: list[tuple[str, object]] = [
+    *[("path", x) for x in ((), (0,), (-1,), (99,), (0, 0), (1, 0), (0, 0, 0))],
+    *[("line", n) for n in (1, 2**32 - 1, 2**32)], *[("column", n) for n in (0, 2**32 - 1, 2**32)],
+    *[("file", t) for t in ("a.cpp", "a\nb.cpp", "é.cpp", "\x7f")], *[("text", t) for t in ("", "x\ty", "x\u2028y")],
+    *[("called_at", c) for c in (SourceLoc("k.cpp", 3), SourceLoc("k\n.cpp", 3), SourceLoc("k.cpp", 2**32))]]
+
+
+@pytest.mark.parametrize("example", ["vendor/sort_exchange_wait_min.json", "vendor/softmax_w_scale_mask.json",
+                                     "vendor/dispatch_mailbox.json"])
+def test_every_source_location_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_check_sources`` passes over a location that plainly passes its rules: each of the example's locations with
+    each field edited to a boundary (and each one's path made another's) is reported, in order, as the generic rules
+    (``_source_rules``) alone report it."""
+    p = load_program(EXAMPLES / example)
+    n = 0
+    for ep in p.programs:
+        for i, (path, loc) in enumerate(ep.sources):
+            edits = [(name, value) for name, value in _SOURCE_EDITS if name != "path"]
+            for name, value in [*edits, *[("path", x) for x in (*(q for q, _ in ep.sources[:2]),
+                                                                *(v for k, v in _SOURCE_EDITS if k == "path"))]]:
+                entry = (value, loc) if name == "path" else (path, attrs.evolve(loc, **{name: value}))
+                sources = (*ep.sources[:i], entry, *ep.sources[i + 1:])
+                q = attrs.evolve(p, programs=tuple(attrs.evolve(x, sources=sources) if x is ep else x
+                                                   for x in p.programs))
+                assert _found(q) == _generic_only(q), (ep.key, i, name, value)
+                n += 1
+    assert n > 100
+
 
 
 def test_a_remote_read_in_a_program_of_sparse_buffer_ids_is_refused_by_the_id_rule() -> None:

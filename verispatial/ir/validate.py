@@ -74,6 +74,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
+from verispatial.ir.source import SourceLoc
 from verispatial.ir.target import TARGETS, Target
 from verispatial.ir.templated import TemplatedProgram
 
@@ -397,23 +398,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
-        seen_paths: set[tuple[int, ...]] = set()
-        for path, loc in ep.sources:
-            where = f"program {ep.key} sources {list(path)}"
-            if not _names_an_op(ep.ops, path):
-                bad(where, "a source location names an op of its program")
-            if path in seen_paths:
-                bad(where, "an op has one source location")
-            seen_paths.add(path)
-            for at in (loc, loc.called_at):
-                if at is None:
-                    continue
-                if at.line > U32 or at.column > U32:
-                    bad(where, f"line and column are at most {U32}")
-                for what, text in (("file", at.file), ("text", at.text)):
-                    # printable text holds no control character (Cc is never printable): one C call for the common case
-                    if not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text):
-                        bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
+        if ep.sources:
+            _check_sources(ep, bad)
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []
@@ -1896,6 +1882,47 @@ class _OpPass:
                 self.words.append(IrViolation(
                     f"semaphore {sem} at {site}", f"can be counted to {start.get(word, 0) + total} (start + every "
                                                   f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
+
+
+def _check_sources(ep: EngineProgram, bad: Report) -> None:
+    """The rules of ``ep``'s source locations (``_source_rules``), in order. A location that plainly passes them (a
+    top-level op's path met once, no call site, line and column within 32 bits, printable file and text:
+    ``_SOURCES_QUICK``) is passed over without wording its entity: a front end records one per op."""
+    seen_paths: set[tuple[int, ...]] = set()
+    ops, quick = ep.ops, _SOURCES_QUICK
+    n = len(ops)
+    for path, loc in ep.sources:
+        # printable text holds no control character (Cc is never printable): one C call for the common case
+        if quick and len(path) == 1 and 0 <= path[0] < n and path not in seen_paths and loc.called_at is None \
+                and loc.line <= U32 and loc.column <= U32 and loc.file.isprintable() and loc.text.isprintable():
+            seen_paths.add(path)
+            continue
+        _source_rules(ep, path, loc, path in seen_paths, bad)
+        seen_paths.add(path)
+
+
+def _source_rules(ep: EngineProgram, path: tuple[int, ...], loc: SourceLoc, again: bool, bad: Report) -> None:
+    """The rules of one source location of ``ep`` (at op ``path``; ``again``: an earlier one named the path): it names
+    an op of ``ep``, once; line and column fit 32 bits; file and text hold no control character (each of ``loc`` and
+    of its call site)."""
+    where = f"program {ep.key} sources {list(path)}"
+    if not _names_an_op(ep.ops, path):
+        bad(where, "a source location names an op of its program")
+    if again:
+        bad(where, "an op has one source location")
+    for at in (loc, loc.called_at):
+        if at is None:
+            continue
+        if at.line > U32 or at.column > U32:
+            bad(where, f"line and column are at most {U32}")
+        for what, text in (("file", at.file), ("text", at.text)):
+            # printable text holds no control character (Cc is never printable): one C call for the common case
+            if not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text):
+                bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
+
+
+#: Whether ``_check_sources`` passes over a location that plainly passes every rule (tests turn it off).
+_SOURCES_QUICK = True
 
 
 def _names_an_op(ops: tuple[Op, ...], path: tuple[int, ...]) -> bool:
