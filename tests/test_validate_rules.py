@@ -602,7 +602,8 @@ _SOURCE_EDITS: list[tuple[str, object]] = [
     *[("path", x) for x in ((), (0,), (-1,), (99,), (0, 0), (1, 0), (0, 0, 0))],
     *[("line", n) for n in (1, 2**32 - 1, 2**32)], *[("column", n) for n in (0, 2**32 - 1, 2**32)],
     *[("file", t) for t in ("a.cpp", "a\nb.cpp", "é.cpp", "\x7f")], *[("text", t) for t in ("", "x\ty", "x\u2028y")],
-    *[("called_at", c) for c in (SourceLoc("k.cpp", 3), SourceLoc("k\n.cpp", 3), SourceLoc("k.cpp", 2**32))]]
+    *[("called_at", c) for c in (SourceLoc("k.cpp", 3), SourceLoc("k\n.cpp", 3), SourceLoc("k.cpp", 2**32),
+                                 SourceLoc("k.cpp", 3, 2**32), SourceLoc("k.cpp", 3, 1, "x\ty"))]]
 
 
 @pytest.mark.parametrize("example", ["vendor/sort_exchange_wait_min.json", "vendor/softmax_w_scale_mask.json",

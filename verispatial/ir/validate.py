@@ -1886,15 +1886,18 @@ class _OpPass:
 
 def _check_sources(ep: EngineProgram, bad: Report) -> None:
     """The rules of ``ep``'s source locations (``_source_rules``), in order. A location that plainly passes them (a
-    top-level op's path met once, no call site, line and column within 32 bits, printable file and text:
+    path met once that names an op, line and column within 32 bits and printable file and text, its call site's too:
     ``_SOURCES_QUICK``) is passed over without wording its entity: a front end records one per op."""
     seen_paths: set[tuple[int, ...]] = set()
     ops, quick = ep.ops, _SOURCES_QUICK
     n = len(ops)
     for path, loc in ep.sources:
+        c = loc.called_at
         # printable text holds no control character (Cc is never printable): one C call for the common case
-        if quick and len(path) == 1 and 0 <= path[0] < n and path not in seen_paths and loc.called_at is None \
-                and loc.line <= U32 and loc.column <= U32 and loc.file.isprintable() and loc.text.isprintable():
+        if quick and path not in seen_paths and loc.line <= U32 and loc.column <= U32 and loc.file.isprintable() \
+                and loc.text.isprintable() and (c is None or (c.line <= U32 and c.column <= U32 and c.file.isprintable()
+                                                          and c.text.isprintable())) \
+                and (len(path) == 1 and 0 <= path[0] < n or _names_an_op(ops, path)):
             seen_paths.add(path)
             continue
         _source_rules(ep, path, loc, path in seen_paths, bad)
