@@ -1089,8 +1089,8 @@ class _OpPass:
     __slots__ = (
         "_by_site", "_cb_at", "_good_sems", "_goods", "_landings", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
         "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
-        "reads", "roles", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
-        "tensor_sections", "tensors", "transfer_engine", "trip_max", "trips", "uses", "words", "writes",
+        "reads", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
+        "tensor_sections", "transfer_engine", "trip_max", "uses", "words", "writes",
     )
 
     def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
@@ -1100,10 +1100,9 @@ class _OpPass:
         self.found: list[IrViolation] = []
         self.uses: list[IrViolation] = []
         self.words: list[IrViolation] = []
-        self.trips = {t.name for t in p.trips}
+        # the declared trips and tensors by name (a name declared twice: the last, as a dict keeps it; the rule of
+        # unique names refuses the program)
         self.trip_max = {t.name: t.max for t in p.trips}
-        self.tensors = {t.name for t in p.tensors}
-        self.roles = {t.name: t.role for t in p.tensors}
         self.tensor_of = {t.name: t for t in p.tensors}
         self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
         self.phases = p.phase_of_section()
@@ -1277,6 +1276,7 @@ class _OpPass:
                     [(d.x, d.y, land.cb, phases[land.section]) in self._cbs() for d in self.dests[group]])
                 self._landings[key] = ok
             return ok
+        assert isinstance(op, (McastSetValid, SemIncMcast))
         xy = self.sem_xy[op.sem]  # a good semaphore (``_quick``): in range
         if cls is McastSetValid:
             assert isinstance(op, McastSetValid)
@@ -1339,7 +1339,6 @@ class _OpPass:
 
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
-        in_order = list(starts) == sorted(starts)
         engine = ep.engine  # an Enum hashes through Python code: looked up once per program
         self.quiet = quiet = _QUIET_OF[engine]
         self.sem_engine = _SEM_OF[engine]
@@ -1349,6 +1348,7 @@ class _OpPass:
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
+        in_order = one or list(starts) == sorted(starts)
         k, sec = 0, 0
         phase = phases[0] if phases else None
         self.sec = 0
@@ -1460,10 +1460,10 @@ class _OpPass:
         """The rules of a loop's count that is not a constant in ``[0, U32]`` (``_loop`` passes those over); returns
         the most iterations the loop runs (``count_max``, at least 0; 0 for a trip that is not declared)."""
         if isinstance(op.count, str):
-            if op.count not in self.trips:
+            if op.count not in self.trip_max:
                 self._report(ep, at, op, f"count {op.count!r} is not a declared trip")
         elif isinstance(op.count, TripCount):
-            if op.count.trip not in self.trips:
+            if op.count.trip not in self.trip_max:
                 self._report(ep, at, op, f"count reads trip {op.count.trip!r}, which is not declared")
             if op.count.scale < 1:
                 self._report(ep, at, op, f"count scale must be >= 1, got {op.count.scale}")
@@ -1631,7 +1631,7 @@ class _OpPass:
             if sections is None:
                 sections = self.tensor_sections[op.tensor] = set()
             sections.add(self.sec)
-            if op.tensor not in self.tensors:
+            if op.tensor not in self.tensor_of:
                 self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
             if _addr_too_large(op.addr):
                 self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
@@ -1641,7 +1641,7 @@ class _OpPass:
                 # loop of the same name shadows it, as everywhere
                 if t.var not in loops:
                     self.names_non_loop = True
-                if t.var not in loops and t.var not in self.trips:
+                if t.var not in loops and t.var not in self.trip_max:
                     self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
                                  "nor a trip")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
@@ -1663,9 +1663,9 @@ class _OpPass:
                 self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
             if op.addr.dynamic is not None:
                 self.index_uses.append((ep, op, at, top, phase))
-            role = self.roles.get(op.tensor)
+            role = tensor.role if tensor is not None else None
             if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
-                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+                self._use(ep, top, op, f"writes {role.value} tensor {op.tensor!r}: inputs and params are read-only")
             if isinstance(op, ReadTiles) and role == Role.OUTPUT:
                 self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
             if op.part is not None and op.tensor in self.sharded:
@@ -1897,7 +1897,7 @@ def _check_sources(ep: EngineProgram, bad: Report) -> None:
         if quick and path not in seen_paths and loc.line <= U32 and loc.column <= U32 and loc.file.isprintable() \
                 and loc.text.isprintable() and (c is None or (c.line <= U32 and c.column <= U32 and c.file.isprintable()
                                                           and c.text.isprintable())) \
-                and (len(path) == 1 and 0 <= path[0] < n or _names_an_op(ops, path)):
+                and ((len(path) == 1 and 0 <= path[0] < n) or _names_an_op(ops, path)):
             seen_paths.add(path)
             continue
         _source_rules(ep, path, loc, path in seen_paths, bad)
