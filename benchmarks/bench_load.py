@@ -21,18 +21,28 @@ imports ``jsonschema`` to word the message) beside it.
 With ``--interleaved``, only ``loads_document`` against ``json.loads`` of each file (the examples by default), a batch
 of each in turn: two checkouts compared in alternate processes see the machine's load alike.
 
-    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [--interleaved] [FILE ...]
+With ``--shipped``, the files are every shipped program (``examples/**/*.json`` whose format is a program,
+``proofs/**/*.program.json``) under 0.1 MB, timed as ``--interleaved`` times them; the last lines give the median, the
+largest ratio and how many are within 5x (issue 19 goal 4). With ``--baseline CHECKOUT`` (e.g. ``/work/main``) that
+checkout's loader is imported beside this one in the same process (``Checkout``) and timed in the same rounds: a batch
+of ``json.loads``, one of this tree's ``loads_document`` and one of the baseline's, in turn.
+
+    python benchmarks/bench_load.py [--ops 300000] [--repeat 3] [--load-only] [--bad] [--interleaved] [--shipped]
+                                    [--baseline CHECKOUT] [FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from verispatial.errors import InvalidProgram, ParseError
@@ -82,28 +92,91 @@ def synthetic(ops: int) -> Path:
     return f
 
 
-def interleaved(path: Path, repeat: int) -> float:
+def shipped_programs(limit: int = 100_000) -> list[Path]:
+    """Every shipped program file of at most ``limit`` bytes: the examples' documents whose format is a program (not
+    a graph) and the corpus's ``*.program.json``, by path."""
+    out = []
+    for path in sorted([*(ROOT / "examples").rglob("*.json"), *(ROOT / "proofs").rglob("*.program.json")]):
+        data = path.read_bytes()
+        if len(data) <= limit and json.loads(data).get("format") == "verispatial.program":
+            out.append(path)
+    return out
+
+
+class Checkout:
+    """The loader (``verispatial.ir.serialize``) of another checkout at ``root``, imported beside this one in the same
+    process: its modules are kept aside in ``modules`` and put in ``sys.modules`` only while it runs (``loads``), so
+    the imports its functions make as they run find its own modules, not this tree's."""
+
+    def __init__(self, root: Path) -> None:
+        ours = _take_verispatial()
+        sys.path.insert(0, str(root))
+        try:
+            self.serialize: ModuleType = importlib.import_module("verispatial.ir.serialize")
+            importlib.import_module("verispatial.ir.validate")
+        finally:
+            sys.path.remove(str(root))
+            self.modules = _take_verispatial()
+            sys.modules.update(ours)
+        if not Path(self.serialize.__file__ or "").is_relative_to(root):
+            raise SystemExit(f"--baseline {root}: imported {self.serialize.__file__}, not that checkout's loader")
+
+    def batch(self, data: bytes, calls: int) -> float:
+        """CPU seconds per call of ``calls`` calls of the checkout's ``loads_document`` of ``data``."""
+        ours = _take_verispatial()
+        sys.modules.update(self.modules)
+        try:
+            return _batch(lambda: self.serialize.loads_document(data), calls)
+        finally:
+            _take_verispatial()
+            sys.modules.update(ours)
+
+
+def _take_verispatial() -> dict[str, ModuleType]:
+    """Remove every ``verispatial`` module from ``sys.modules``; returns them by name."""
+    return {k: sys.modules.pop(k) for k in list(sys.modules) if k == "verispatial" or k.startswith("verispatial.")}
+
+
+def _batch(fn: Callable[[], Any], calls: int) -> float:
+    t0 = time.process_time()
+    for _ in range(calls):
+        fn()
+    return (time.process_time() - t0) / calls
+
+
+def interleaved(path: Path, repeat: int, baseline: Checkout | None = None) -> tuple[float, float]:
     """``loads_document`` of ``path``'s bytes against ``json.loads`` of them, a batch of each in turn ``repeat`` times
-    (the least per call of each): both see the same minutes of a shared machine. Prints the row; returns the ratio."""
+    (the least per call of each; with ``baseline``, a batch of its ``loads_document`` too): all see the same minutes
+    of a shared machine. Prints the row; returns the ratio (and the baseline's, NaN without one)."""
     data = path.read_bytes()
     serialize.loads_document(data)
+    if baseline is not None:
+        baseline.batch(data, 1)
     t0 = time.process_time()
     serialize.loads_document(data)
     calls = max(1, min(10_000, int(2 * BATCH_SECONDS / max(time.process_time() - t0, 1e-7))))
-    t_json = t_load = float("inf")
-    for _ in range(repeat):
-        for fn, is_json in ((lambda: json.loads(data), True), (lambda: serialize.loads_document(data), False)):
-            t0 = time.process_time()
-            for _ in range(calls):
-                fn()
-            t = (time.process_time() - t0) / calls
-            if is_json:
-                t_json = min(t_json, t)
-            else:
-                t_load = min(t_load, t)
-    print(f"{path.name:42} json.loads {t_json * 1e3:9.3f} ms | loads_document {t_load * 1e3:9.3f} ms "
-          f"{t_load / t_json:6.2f}x", flush=True)
-    return t_load / t_json
+    t_json = t_load = t_base = float("inf")
+    for r in range(repeat):
+        t_json = min(t_json, _batch(lambda: json.loads(data), calls))
+        # the two loaders in turn first and second after json.loads: the one run second was up to 12% faster when both
+        # were this tree (an A/A run)
+        if baseline is not None and r % 2:
+            t_base = min(t_base, baseline.batch(data, calls))
+        t_load = min(t_load, _batch(lambda: serialize.loads_document(data), calls))
+        if baseline is not None and not r % 2:
+            t_base = min(t_base, baseline.batch(data, calls))
+    full = path.resolve()
+    name = str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else path.name
+    base = f" | baseline {t_base * 1e3:9.3f} ms {t_base / t_json:6.2f}x" if baseline is not None else ""
+    print(f"{name:72} json.loads {t_json * 1e3:9.3f} ms | loads_document {t_load * 1e3:9.3f} ms "
+          f"{t_load / t_json:6.2f}x{base}", flush=True)
+    return t_load / t_json, t_base / t_json if baseline is not None else float("nan")
+
+
+def summary(what: str, ratios: list[float]) -> None:
+    """The median, the largest and the count within 5x of ``ratios`` (``loads_document`` / ``json.loads``)."""
+    print(f"{what}: median {statistics.median(ratios):.2f}x, most {max(ratios):.2f}x, within 5x: "
+          f"{sum(r <= 5 for r in ratios)} of {len(ratios)}", flush=True)
 
 
 def json_load(path: Path) -> Any:
@@ -214,11 +287,26 @@ def main() -> None:
     ap.add_argument("--bad", action="store_true", help="also time bad copies of each file against validating it")
     ap.add_argument("--interleaved", action="store_true", help="only loads_document against json.loads, a batch of "
                                                                  "each in turn (the least noisy A/B of two checkouts)")
+    ap.add_argument("--shipped", action="store_true", help="every shipped program under 0.1 MB, timed as "
+                                                             "--interleaved, with the count within 5x")
+    ap.add_argument("--baseline", type=Path, help="another checkout whose loader is timed beside this one (with "
+                                                  "--interleaved or --shipped)")
     ap.add_argument("files", nargs="*", type=Path, help="program files to time instead of the examples")
     args = ap.parse_args()
-    if args.interleaved:
-        for f in args.files or EXAMPLES:
-            interleaved(f, args.repeat)
+    if args.interleaved or args.shipped:
+        baseline = Checkout(args.baseline.resolve()) if args.baseline else None
+        rows = []
+        for f in args.files or (shipped_programs() if args.shipped else EXAMPLES):
+            try:
+                serialize.loads_document(f.read_bytes())
+            except (ParseError, InvalidProgram) as e:  # a shipped bad example that does not load is not timed
+                print(f"{f.name:72} does not load: {e}", file=sys.stderr)
+                continue
+            rows.append(interleaved(f, args.repeat, baseline))
+        if rows:
+            summary("this tree: loads_document / json.loads", [r for r, _ in rows])
+            if baseline is not None:
+                summary(f"baseline {args.baseline}: loads_document / json.loads", [b for _, b in rows])
         return
     print("CPU time per call, the least of --repeat batches; ratios to json.loads of the same bytes; parse = with the "
           "duplicate-key check; schema, structure and validate alone; loads = loads_document of the bytes, all of them "

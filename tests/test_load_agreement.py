@@ -1,7 +1,8 @@
 """Loading keeps its answer whatever its fast paths: a document edited at random is accepted or refused, with the same
 message, by ``loads_document`` as it is and by the plain path — the program schema compiled as shipped (no dispatch
 rewritten, ``serialize.dispatch_trees``) and ``validate`` with every fast path off (no ``_quick`` predicate, no op
-passed over as quiet, no semaphore op by ``_sem_passes``, no transfer by ``_transfer_passes``). Nothing malformed gets
+passed over as quiet, no semaphore op by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
+``_mcast_passes``, no source location by ``_check_sources``' quick test). Nothing malformed gets
 in by a fast path, and no message changes with one."""
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir import serialize
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-#: Small examples of every kind of op and entity: multicast, semaphores, scratch, sources, sections, indirect addresses.
+#: Small examples of every kind of op and entity: multicast, semaphores, scratch, sections, indirect addresses, source
+#: locations (the vendor ones).
 DOCUMENTS = [json.loads((EXAMPLES / f"{name}.json").read_text()) for name in (
     "pipeline_small", "forwarder", "counter_release", "scratch_slices", "three_sections", "valid_source",
-    "kv_cache_update", "all_to_all_read", "local_up", "vendor_receiver", "remote_write", "mcast_pair")]
+    "kv_cache_update", "all_to_all_read", "local_up", "vendor_receiver", "remote_write", "mcast_pair",
+    "vendor/dispatch_mailbox", "vendor/contributed_multicast", "vendor/sort_exchange_wait_min")]
 
 
 @contextlib.contextmanager
@@ -99,12 +102,12 @@ def test_random_edits_load_alike_by_the_fast_and_the_plain_path(data: st.DataObj
         if how == "like" and key in FIELD_VALUES:
             parent[key] = copy.deepcopy(data.draw(st.sampled_from(FIELD_VALUES[key])))
         elif how in ("like", "set"):
-            parent[key] = data.draw(VALUES)
+            parent[key] = copy.deepcopy(data.draw(VALUES))  # a list or object of VALUES may be edited later
         elif how == "delete":
             del parent[key]
         else:
             parent[data.draw(st.sampled_from(["extra", "part", "dst", "terms", "in_place", "sources"]))] = \
-                data.draw(VALUES)
+                copy.deepcopy(data.draw(VALUES))
     text = json.dumps(d).encode()
     fast = outcome(text)
     with plain_path():

@@ -62,7 +62,9 @@ from verispatial.ir import (
 )
 from verispatial.ir import validate as validate_module
 from verispatial.ir.limits import PAGES_MAX, TILES_MAX
+from verispatial.ir.ops import NOC_VCS
 from verispatial.ir.serialize import load_program
+from verispatial.ir.source import SourceLoc
 from verispatial.ir.validate import validate
 
 A, B = Site(0, 0), Site(1, 0)
@@ -351,20 +353,23 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
 @contextlib.contextmanager
 def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
-    no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``): every leaf through the generic
-    id, page and tile rules."""
+    no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
+    ``_mcast_passes``, no source location by ``_check_sources``): every leaf through the generic id, page and tile
+    rules, every source location through ``_source_rules``."""
     saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
-             validate_module._TRANSFER_QUICK)
+             validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
     validate_module._SEM_QUICK = frozenset()
     validate_module._TRANSFER_QUICK = frozenset()
+    validate_module._MCAST_QUICK = frozenset()
+    validate_module._SOURCES_QUICK = False
     try:
         yield
     finally:
         (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
-         validate_module._TRANSFER_QUICK) = saved
+         validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK) = saved
 
 
 def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
@@ -504,19 +509,60 @@ def _quiet_edits(p: Program, op: Op) -> list[tuple[str, object]]:
                 *[("in_place", (InPlace(first.buf, page, terms),)) for page, terms in (
                     (0, ()), (-1, ()), (PAGES_MAX + 1, ()), (0, (Term("zz", 1),)), (0, (Term("k", PAGES_MAX + 1),)))],
                 *[("tiles", n) for n in (0, 1, TILES_MAX + 1)]]
+    # every multicast's acknowledgement count and channel (``_mcast_passes``) at and past their ends
+    counts = [("num_dests", n) for n in (-1, 0, 1, 2**32 - 1, 2**32)]
+    channels = [("vc", v) for v in (None, -1, 0, NOC_VCS - 1, NOC_VCS)]
+    groups = [("group", g) for g in (*range(len(p.groups)), 9)]
     if isinstance(op, McastSend):
-        return [*[("dst", b) for b in (None, *buffers)], *[("buf", b) for b in buffers],
-                *[("group", g) for g in (0, 1, 9)], ("pages", 0), ("pages", PAGES_MAX + 1)]
+        # where it lands: offsets inside and past the landing ring, pages already pushed, the read pointer
+        return [*[("dst", b) for b in (None, *buffers)], *[("buf", b) for b in buffers], *groups, *counts, *channels,
+                *[("pages", n) for n in (0, 1, 2, 3, PAGES_MAX + 1)], *[("offset", n) for n in (-1, 1, 2, PAGES_MAX + 1)],
+                *[("behind", n) for n in (-1, 1, 2, 4, PAGES_MAX + 1)], ("front", not op.front)]
+    sems = [("sem", x) for x in (*range(len(p.semaphores)), 9)]
+    if isinstance(op, SemIncMcast):
+        return [*sems, *groups, *counts, *[("by", n) for n in (0, 1, 2**32 - 1, 2**32)]]
     assert isinstance(op, McastSetValid)
-    return [*[("src", x) for x in (None, 0, 1, 2, 9)], *[("sem", x) for x in (0, 1, 9)],
-            *[("group", g) for g in (0, 1, 9)]]
+    return [*[("src", x) for x in (None, *range(len(p.semaphores)), 9)], *sems, *groups, *counts, *channels]
 
 
-@pytest.mark.parametrize("example", ["pipeline_small.json", "forwarder.json", "vendor_receiver.json", "mcast_pair.json"])
+@pytest.mark.parametrize("example", ["pipeline_small.json", "forwarder.json", "vendor_receiver.json", "mcast_pair.json",
+                                     "counter_release.json", "remote_write.json", "valid_source.json",
+                                     "vendor/sort_exchange_data.json", "vendor/contributed_multicast.json"])
 def test_every_compute_and_multicast_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
-    """A compute step passed over as quiet (``_compute_quiet``) and a multicast whose optional ids are None (``_quick``)
-    are reported, in order, as the generic rules alone report them, with each field edited to a boundary."""
-    assert _edits_agree(load_program(EXAMPLES / example), (Compute, McastSend, McastSetValid), _quiet_edits) > 10
+    """A compute step passed over as quiet (``_compute_quiet``) and a multicast passed over by ``_mcast_passes`` are
+    reported, in order, as the generic rules alone report them, with each field edited to a boundary (what the
+    multicasts count into the 32-bit word totals too: those findings are among the reported), and with the engine
+    program moved to the compute engine. The program first gains what an edit may then name (``_landings``): a
+    loopback copy of each group, words of a semaphore on each group's sender alone and on its destinations alone, and
+    on each site buffers no other site has of the site's first buffer's page, of twice its tiles a page and of another
+    tile size."""
+    p = _landings(load_program(EXAMPLES / example))
+    assert _edits_agree(p, (Compute, McastSend, McastSetValid, SemIncMcast), _quiet_edits) > 10
+    for ep in p.programs:
+        if ep.engine is not Engine.COMPUTE and any(isinstance(op, (McastSend, McastSetValid, SemIncMcast))
+                                                   for _path, op in _leaves(ep.ops)):
+            q = attrs.evolve(p, programs=tuple(attrs.evolve(x, engine=Engine.COMPUTE) if x is ep else x
+                                               for x in p.programs))
+            assert _found(q) == _generic_only(q), ep.key
+
+
+def _landings(p: Program) -> Program:
+    """``p`` with groups, semaphore words and buffers a multicast edited to name them breaks one rule each with (a
+    loopback group, a word missing on the sender or on the destinations, a landing cb index no destination has, a
+    page of another size); the memory map dropped (it would have to map the new buffers)."""
+    buffers, semaphores, groups = list(p.buffers), list(p.semaphores), list(p.groups)
+    for site in dict.fromkeys(b.site for b in p.buffers):
+        b = next(x for x in p.buffers if x.site == site)
+        other = "fp32" if p.target.tile_bytes.get(b.dtype) != p.target.tile_bytes["fp32"] else "bf16"
+        for name, changes in (("lonely", {}), ("wide", {"page_tiles": 2 * b.page_tiles}), ("other", {"dtype": other})):
+            cb = max(x.cb for x in buffers) + 1  # on no other site
+            buffers.append(attrs.evolve(b, id=len(buffers), name=f"{b.name}_{name}", cb=cb, alias_of=None, **changes))
+    for g in p.groups:
+        groups.append(attrs.evolve(g, id=len(groups), loopback=not g.loopback))
+        for sites in ((g.sender,), g.destinations()):
+            if sites:
+                semaphores.append(Semaphore(len(semaphores), f"only{len(semaphores)}", sites))
+    return attrs.evolve(p, buffers=tuple(buffers), semaphores=tuple(semaphores), groups=tuple(groups), memory=())
 
 
 def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
@@ -548,3 +594,46 @@ def test_a_scratch_buffer_as_an_index_buffer_is_reported_before_the_ops_that_mis
     assert (found[0] == index) is not named
     assert index not in found[1:]
     assert found[1 - named].startswith("names scratch buffer 0 (src): a scratch buffer is not a circular buffer")
+
+
+#: Edits of a source location: paths past the ops, into a leaf, nested; lines and columns at and past 32 bits; control
+#: characters in its file or text; a call site (itself good or bad).
+_SOURCE_EDITS: list[tuple[str, object]] = [
+    *[("path", x) for x in ((), (0,), (-1,), (99,), (0, 0), (1, 0), (0, 0, 0))],
+    *[("line", n) for n in (1, 2**32 - 1, 2**32)], *[("column", n) for n in (0, 2**32 - 1, 2**32)],
+    *[("file", t) for t in ("a.cpp", "a\nb.cpp", "é.cpp", "\x7f")], *[("text", t) for t in ("", "x\ty", "x\u2028y")],
+    *[("called_at", c) for c in (SourceLoc("k.cpp", 3), SourceLoc("k\n.cpp", 3), SourceLoc("k.cpp", 2**32),
+                                 SourceLoc("k.cpp", 3, 2**32), SourceLoc("k.cpp", 3, 1, "x\ty"))]]
+
+
+@pytest.mark.parametrize("example", ["vendor/sort_exchange_wait_min.json", "vendor/softmax_w_scale_mask.json",
+                                     "vendor/dispatch_mailbox.json"])
+def test_every_source_location_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_check_sources`` passes over a location that plainly passes its rules: each of the example's locations with
+    each field edited to a boundary (and each one's path made another's) is reported, in order, as the generic rules
+    (``_source_rules``) alone report it."""
+    p = load_program(EXAMPLES / example)
+    n = 0
+    for ep in p.programs:
+        for i, (path, loc) in enumerate(ep.sources):
+            edits = [(name, value) for name, value in _SOURCE_EDITS if name != "path"]
+            for name, value in [*edits, *[("path", x) for x in (*(q for q, _ in ep.sources[:2]),
+                                                                *(v for k, v in _SOURCE_EDITS if k == "path"))]]:
+                entry = (value, loc) if name == "path" else (path, attrs.evolve(loc, **{name: value}))
+                sources = (*ep.sources[:i], entry, *ep.sources[i + 1:])
+                q = attrs.evolve(p, programs=tuple(attrs.evolve(x, sources=sources) if x is ep else x
+                                                   for x in p.programs))
+                assert _found(q) == _generic_only(q), (ep.key, i, name, value)
+                n += 1
+    assert n > 100
+
+
+
+def test_a_remote_read_in_a_program_of_sparse_buffer_ids_is_refused_by_the_id_rule() -> None:
+    """``Program.remote_buffer`` answers a buffer id, which is a position only when ids are dense: a remote read whose
+    owner's id is past the buffers (buffer 0 renumbered 4) crashed ``validate`` with an IndexError instead of the
+    dense-id finding (found by tests/test_load_agreement.py's random edits)."""
+    p = load_program(EXAMPLES / "all_to_all_read.json")
+    sparse = attrs.evolve(p, buffers=(attrs.evolve(p.buffers[0], id=4), *p.buffers[1:]))
+    assert [(v.entity, v.rule) for v in validate(sparse)][:1] == [
+        ("buffer 4", "ids are dense: expected id 0 at position 0")]

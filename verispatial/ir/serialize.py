@@ -386,12 +386,13 @@ def _structure_loc(e: Any) -> SourceLoc:
     index = None if x is None else LoopIndex(
         str(x["name"]), int(x["step"]), int(x.get("const", 0)), tuple((str(v), int(c)) for v, c in x.get("loops", [])),
         (str(x["trip"][0]), int(x["trip"][1])) if "trip" in x else None)
-    return SourceLoc(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", "")),
-                     _structure_loc(e["called_at"]) if "called_at" in e else None, index)
+    # built through its slots (``_positional``): a front end records one per op
+    return _MAKE_SOURCE_LOC(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", "")),
+                            _structure_loc(e["called_at"]) if "called_at" in e else None, index)
 
 
 def _structure_sources(v: Any, _t: Any = None) -> Sources:
-    return tuple((tuple(int(i) for i in e["path"]), _structure_loc(e)) for e in v)
+    return tuple([(tuple(map(int, e["path"])), _structure_loc(e)) for e in v])
 
 
 _conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)
@@ -905,6 +906,7 @@ def _positional(cls: type) -> Callable[..., Any]:
 
 _MAKE_PROGRAM = _positional(Program)
 _MAKE_ENGINE_PROGRAM = _positional(EngineProgram)
+_MAKE_SOURCE_LOC = _positional(SourceLoc)
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:

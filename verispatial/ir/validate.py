@@ -74,6 +74,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Buffer, EngineProgram, Group, IndexKey, Program, Semaphore, Tensor, shard_size, walk
+from verispatial.ir.source import SourceLoc
 from verispatial.ir.target import TARGETS, Target
 from verispatial.ir.templated import TemplatedProgram
 
@@ -397,23 +398,8 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 bad(f"program {ep.key}", "section_starts start at 0 and never decrease")
             if ep.section_starts and ep.section_starts[-1] > len(ep.ops):
                 bad(f"program {ep.key}", "section_starts point past the end of the op list")
-        seen_paths: set[tuple[int, ...]] = set()
-        for path, loc in ep.sources:
-            where = f"program {ep.key} sources {list(path)}"
-            if not _names_an_op(ep.ops, path):
-                bad(where, "a source location names an op of its program")
-            if path in seen_paths:
-                bad(where, "an op has one source location")
-            seen_paths.add(path)
-            for at in (loc, loc.called_at):
-                if at is None:
-                    continue
-                if at.line > U32 or at.column > U32:
-                    bad(where, f"line and column are at most {U32}")
-                for what, text in (("file", at.file), ("text", at.text)):
-                    # printable text holds no control character (Cc is never printable): one C call for the common case
-                    if not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text):
-                        bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
+        if ep.sources:
+            _check_sources(ep, bad)
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []
@@ -1101,10 +1087,10 @@ class _OpPass:
 
     # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
     __slots__ = (
-        "_by_site", "_cb_at", "_good_sems", "_goods", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
+        "_by_site", "_cb_at", "_good_sems", "_goods", "_landings", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
         "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
-        "reads", "roles", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
-        "tensor_sections", "tensors", "transfer_engine", "trip_max", "trips", "uses", "words", "writes",
+        "reads", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
+        "tensor_sections", "transfer_engine", "trip_max", "uses", "words", "writes",
     )
 
     def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
@@ -1114,10 +1100,9 @@ class _OpPass:
         self.found: list[IrViolation] = []
         self.uses: list[IrViolation] = []
         self.words: list[IrViolation] = []
-        self.trips = {t.name for t in p.trips}
+        # the declared trips and tensors by name (a name declared twice: the last, as a dict keeps it; the rule of
+        # unique names refuses the program)
         self.trip_max = {t.name: t.max for t in p.trips}
-        self.tensors = {t.name for t in p.tensors}
-        self.roles = {t.name: t.role for t in p.tensors}
         self.tensor_of = {t.name: t for t in p.tensors}
         self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
         self.phases = p.phase_of_section()
@@ -1162,6 +1147,9 @@ class _OpPass:
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._good_sems: dict[int | None, frozenset[int]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
+        # Per (group, landing buffer or -1 - semaphore): whether every destination of the group has the buffer's cb
+        # index in its phase, or the semaphore's word (``_mcast_passes``: a loop multicasts to one group many times).
+        self._landings: dict[tuple[int, int], bool] = {}
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
@@ -1246,6 +1234,71 @@ class _OpPass:
             self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
         return True
 
+    def _mcast_passes(self, op: Op, ep: EngineProgram, times: int) -> bool:
+        """Whether a ``McastSend``, ``McastSetValid`` or ``SemIncMcast`` (``_MCAST_QUICK``) passes every rule of
+        ``_leaf`` (and a ``SemIncMcast`` of ``_word_range``): its engine issues it (``issues``), its ids, pages and
+        tiles pass (``_quick``), ``num_dests`` is a uint32_t and ``vc`` a channel or None, the group's sender is this
+        engine's site and every destination has the landing cb index in this phase (a ``McastSend``) or the
+        semaphore's word (the others, whose word and source word are on this site too; ``SemIncMcast``'s group is not
+        loopback and its increment fits the word), and a ``McastSend`` lands at its own place (``_mcast_place``: no
+        pages already pushed, the offset and pages inside the landing ring, ``dst``'s pages of the source's size).
+        When it does, a ``SemIncMcast``'s increments of every destination's word (run ``times`` times) are counted
+        here, as ``_word_range`` counts them; False changes nothing and sends it through ``_leaf`` and
+        ``_word_range``, which word each violation."""
+        cls = type(op)
+        if cls not in self.issues or not _QUICK[cls](op, self.gb, self.gs, self.ng):
+            return False
+        assert isinstance(op, (McastSend, McastSetValid, SemIncMcast))
+        if not 0 <= op.num_dests <= U32:
+            return False
+        site, group = ep.site, op.group  # the group is in range: ``_quick``
+        g = self.p.groups[group]
+        if g.sender.x != site.x or g.sender.y != site.y:
+            return False
+        if cls is McastSend:
+            assert isinstance(op, McastSend)
+            if op.vc is not None and not 0 <= op.vc < NOC_VCS:
+                return False
+            buffers = self.p.buffers
+            land = buffers[op.dest]  # ``buf`` and ``dst`` are good buffers (``_quick``): in range
+            if op.behind or not 0 <= op.offset <= PAGES_MAX or op.offset + op.pages > land.capacity:
+                return False
+            if op.dst is not None:
+                src, tb = buffers[op.buf], self.p.target.tile_bytes
+                if src.page_tiles != land.page_tiles or tb.get(src.dtype) != tb.get(land.dtype):
+                    return False
+            key = (group, op.dest)
+            ok = self._landings.get(key)
+            if ok is None:
+                phases = self.phases
+                # a landing buffer of no section: the generic rule words it (for each destination)
+                ok = 0 <= land.section < len(phases) and all(
+                    [(d.x, d.y, land.cb, phases[land.section]) in self._cbs() for d in self.dests[group]])
+                self._landings[key] = ok
+            return ok
+        assert isinstance(op, (McastSetValid, SemIncMcast))
+        xy = self.sem_xy[op.sem]  # a good semaphore (``_quick``): in range
+        if cls is McastSetValid:
+            assert isinstance(op, McastSetValid)
+            if (op.vc is not None and not 0 <= op.vc < NOC_VCS) or (site.x, site.y) not in xy or (
+                    op.src is not None and (site.x, site.y) not in self.sem_xy[op.src]):
+                return False
+        else:
+            assert isinstance(op, SemIncMcast)
+            if g.loopback or op.by > WORD_MAX:
+                return False
+        key = (group, -1 - op.sem)
+        ok = self._landings.get(key)
+        if ok is None:
+            ok = self._landings[key] = all([(d.x, d.y) in xy for d in self.dests[group]])
+        if ok and cls is SemIncMcast:
+            assert isinstance(op, SemIncMcast)
+            incs, by = self.incs, op.by * times
+            for d in self.dests[group]:
+                word = (op.sem, d.x, d.y)
+                incs[word] = incs.get(word, 0) + by
+        return ok
+
     def _cbs(self) -> set[tuple[int, int, int, int]]:
         """(site column, site row, cb, phase) of every buffer whose section exists (coordinates: a tuple of ints hashes
         in C, a ``Site`` through its Python ``__hash__``)."""
@@ -1286,16 +1339,16 @@ class _OpPass:
 
     def program(self, ep: EngineProgram) -> None:
         phases, starts = self.phases, ep.section_starts
-        in_order = list(starts) == sorted(starts)
         engine = ep.engine  # an Enum hashes through Python code: looked up once per program
         self.quiet = quiet = _QUIET_OF[engine]
         self.sem_engine = _SEM_OF[engine]
         self.transfer_engine = _TRANSFER_OF[engine]
         self.issues = _ISSUES_OF[engine]
-        ng, sem_quick, transfer_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK
+        ng, sem_quick, transfer_quick, mcast_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK, _MCAST_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
+        in_order = one or list(starts) == sorted(starts)
         k, sec = 0, 0
         phase = phases[0] if phases else None
         self.sec = 0
@@ -1321,6 +1374,8 @@ class _OpPass:
             if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
                 continue
             if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
+                continue
+            if cls in mcast_quick and self._mcast_passes(top, ep, 1):  # no rule can fail: counted
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1381,6 +1436,7 @@ class _OpPass:
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
+        mcast_quick = _MCAST_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
@@ -1389,6 +1445,8 @@ class _OpPass:
             if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
                 continue
             if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
+                continue
+            if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -1402,10 +1460,10 @@ class _OpPass:
         """The rules of a loop's count that is not a constant in ``[0, U32]`` (``_loop`` passes those over); returns
         the most iterations the loop runs (``count_max``, at least 0; 0 for a trip that is not declared)."""
         if isinstance(op.count, str):
-            if op.count not in self.trips:
+            if op.count not in self.trip_max:
                 self._report(ep, at, op, f"count {op.count!r} is not a declared trip")
         elif isinstance(op.count, TripCount):
-            if op.count.trip not in self.trips:
+            if op.count.trip not in self.trip_max:
                 self._report(ep, at, op, f"count reads trip {op.count.trip!r}, which is not declared")
             if op.count.scale < 1:
                 self._report(ep, at, op, f"count scale must be >= 1, got {op.count.scale}")
@@ -1573,7 +1631,7 @@ class _OpPass:
             if sections is None:
                 sections = self.tensor_sections[op.tensor] = set()
             sections.add(self.sec)
-            if op.tensor not in self.tensors:
+            if op.tensor not in self.tensor_of:
                 self._report(ep, at, op, f"tensor {clip(repr(op.tensor))} is not declared")
             if _addr_too_large(op.addr):
                 self._report(ep, at, op, f"address {clip(_addr_text(op.addr))} is too large for the model (tile ids are 32-bit: base, "
@@ -1583,7 +1641,7 @@ class _OpPass:
                 # loop of the same name shadows it, as everywhere
                 if t.var not in loops:
                     self.names_non_loop = True
-                if t.var not in loops and t.var not in self.trips:
+                if t.var not in loops and t.var not in self.trip_max:
                     self._report(ep, at, op, f"address uses {t.var!r}, which is neither an enclosing loop variable "
                                  "nor a trip")
             if op.addr.dynamic is not None and op.addr.dynamic.lo > op.addr.dynamic.hi:
@@ -1605,9 +1663,9 @@ class _OpPass:
                 self.index_fills.setdefault((site, -1 if phase is None else phase, op.tensor), set()).add(op.into)
             if op.addr.dynamic is not None:
                 self.index_uses.append((ep, op, at, top, phase))
-            role = self.roles.get(op.tensor)
+            role = tensor.role if tensor is not None else None
             if isinstance(op, WriteTiles) and role in (Role.INPUT, Role.PARAM):
-                self._use(ep, top, op, f"writes {self.roles[op.tensor].value} tensor {op.tensor!r}: inputs and params are read-only")
+                self._use(ep, top, op, f"writes {role.value} tensor {op.tensor!r}: inputs and params are read-only")
             if isinstance(op, ReadTiles) and role == Role.OUTPUT:
                 self._use(ep, top, op, f"reads output tensor {op.tensor!r}: a tensor that is written and read is an activation")
             if op.part is not None and op.tensor in self.sharded:
@@ -1731,6 +1789,8 @@ class _OpPass:
         if owner is None:
             report(f"site {op.at} has no buffer with cb index {b.cb} in this phase to read from")
             return
+        if not (0 <= owner < len(p.buffers) and p.buffers[owner].id == owner):
+            return  # an id that is not its position: the dense-id rule has refused the program
         r, into = p.buffers[owner], p.buffers[op.into]
         if not 0 <= op.offset <= PAGES_MAX:
             report(f"offset must be in [0, {PAGES_MAX}] pages (16-bit CB counters), got {clip(str(op.offset))}")
@@ -1822,6 +1882,50 @@ class _OpPass:
                 self.words.append(IrViolation(
                     f"semaphore {sem} at {site}", f"can be counted to {start.get(word, 0) + total} (start + every "
                                                   f"increment, loops at their max), past the 32-bit word (max {WORD_MAX})"))
+
+
+def _check_sources(ep: EngineProgram, bad: Report) -> None:
+    """The rules of ``ep``'s source locations (``_source_rules``), in order. A location that plainly passes them (a
+    path met once that names an op, line and column within 32 bits and printable file and text, its call site's too:
+    ``_SOURCES_QUICK``) is passed over without wording its entity: a front end records one per op."""
+    seen_paths: set[tuple[int, ...]] = set()
+    ops, quick = ep.ops, _SOURCES_QUICK
+    n = len(ops)
+    for path, loc in ep.sources:
+        c = loc.called_at
+        # printable text holds no control character (Cc is never printable): one C call for the common case
+        if quick and path not in seen_paths and loc.line <= U32 and loc.column <= U32 and loc.file.isprintable() \
+                and loc.text.isprintable() and (c is None or (c.line <= U32 and c.column <= U32 and c.file.isprintable()
+                                                          and c.text.isprintable())) \
+                and ((len(path) == 1 and 0 <= path[0] < n) or _names_an_op(ops, path)):
+            seen_paths.add(path)
+            continue
+        _source_rules(ep, path, loc, path in seen_paths, bad)
+        seen_paths.add(path)
+
+
+def _source_rules(ep: EngineProgram, path: tuple[int, ...], loc: SourceLoc, again: bool, bad: Report) -> None:
+    """The rules of one source location of ``ep`` (at op ``path``; ``again``: an earlier one named the path): it names
+    an op of ``ep``, once; line and column fit 32 bits; file and text hold no control character (each of ``loc`` and
+    of its call site)."""
+    where = f"program {ep.key} sources {list(path)}"
+    if not _names_an_op(ep.ops, path):
+        bad(where, "a source location names an op of its program")
+    if again:
+        bad(where, "an op has one source location")
+    for at in (loc, loc.called_at):
+        if at is None:
+            continue
+        if at.line > U32 or at.column > U32:
+            bad(where, f"line and column are at most {U32}")
+        for what, text in (("file", at.file), ("text", at.text)):
+            # printable text holds no control character (Cc is never printable): one C call for the common case
+            if not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text):
+                bad(where, f"a source {what} holds no control characters (newlines, tabs, escapes)")
+
+
+#: Whether ``_check_sources`` passes over a location that plainly passes every rule (tests turn it off).
+_SOURCES_QUICK = True
 
 
 def _names_an_op(ops: tuple[Op, ...], path: tuple[int, ...]) -> bool:
@@ -1926,6 +2030,8 @@ _TRANSFER_QUICK = frozenset((ReadTiles, WriteTiles))
 #: Per engine, the ``_TRANSFER_QUICK`` classes it issues (``ISSUED_BY``).
 _TRANSFER_OF: dict[Engine, frozenset[type]] = {
     e: frozenset(c for c in _TRANSFER_QUICK if e in ISSUED_BY[c]) for e in Engine}
+#: The multicasts ``_OpPass._mcast_passes`` passes over when no rule of ``_leaf`` can fail.
+_MCAST_QUICK = frozenset((McastSend, McastSetValid, SemIncMcast))
 #: The roles of tensors a ``WriteTiles`` may not write and a ``ReadTiles`` may not read (``_leaf``'s use rules).
 _READ_ONLY = frozenset((Role.INPUT, Role.PARAM))
 _WRITE_ONLY = frozenset((Role.OUTPUT,))
