@@ -25,7 +25,7 @@ from verispatial.certify.canon import ProofMemo
 from verispatial.certify.pending import outstanding_ops
 from verispatial.certify.reach import Analysis, analyse
 from verispatial.certify.replay import Search, confirm_rule, search_confirmed, targets_of
-from verispatial.certify.report import Report, Result, Verdict, settle
+from verispatial.certify.report import Report, Result, Verdict, chain, held, settle, without_counterexamples
 from verispatial.certify.rules import RULE_FAMILY, EngineFacts, Finding, all_engine_facts, engine_facts
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT
@@ -392,15 +392,15 @@ def _budget_result(what: str, e: BudgetExhausted) -> Result:
     return Result(R.BUDGET, f"{R.BUDGET}:{what}", Verdict.FAILED, f"not decided: {e} before {what} could be checked")
 
 
-def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], results: list[Result]) -> list[Result]:
+def _buffers_named(p: Program | TemplatedProgram, slices: Sequence[Slice], results: Sequence[Result]) -> Sequence[Result]:
     """``results`` of a composed program with the findings decided on its slices naming the program's buffers.
 
     A slice is a canonical program whose buffer ``i`` is named ``b<i>`` (equal slices share proofs whatever their
     buffers are called); its texts come back in the program's ids, so a finding that names a buffer reads
     ``b96 (b96)``. Here each such label becomes ``b96 (<the program's name>)``, and a counterexample's buffer ids
     (``_program_ids``: the slice's own) become the program's."""
-    if all(r.counterexample is None for r in results):  # nothing to rename (a proved step's 377,074 results)
-        return list(results)
+    if without_counterexamples(results):  # nothing to rename (a proved step's 377,074 results)
+        return results
     name = p.buffer_name if isinstance(p, TemplatedProgram) else (lambda b: p.buffers[b].name)
     out: list[Result] = []
     for r in results:
@@ -473,11 +473,11 @@ def _certify_templated_frozen(program: TemplatedProgram, certificate: dict[str, 
 
         say(R.CERTIFICATE)
         try:
-            composed += compare_templated_certificate(program, composed, certificate)
+            composed = chain(composed, compare_templated_certificate(program, list(composed), certificate))
         except BudgetExhausted as e:
-            composed.append(Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}"))
+            composed = chain(composed, [Result(R.CERTIFICATE, R.CERTIFICATE, Verdict.FAILED, f"not compared: {e}")])
     with comp.collection(False):
-        report = Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
+        report = Report(program.name, program.target.name, held(settle(composed)), time.perf_counter() - t0)
         comp.keep_made()
     return report
 
@@ -502,9 +502,9 @@ def _certify(program: Program, certificate: dict[str, Any] | None, jobs: int, sa
             if certificate is not None:
 
                 say(R.CERTIFICATE)
-                composed += _compare(program, analyse(program), composed, certificate)
+                composed = chain(composed, _compare(program, analyse(program), list(composed), certificate))
             # A slice's proofs were settled in its own run; the cross-phase ones may lean on them.
-            return Report(program.name, program.target.name, tuple(settle(composed)), time.perf_counter() - t0)
+            return Report(program.name, program.target.name, held(settle(composed)), time.perf_counter() - t0)
         say(f"whole-program check (not the compose rendezvous: {cut})")
     unsupported = unsupported_features(program)
     if unsupported:

@@ -36,6 +36,7 @@ import itertools
 import operator
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
@@ -45,7 +46,18 @@ import attrs
 
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.replay import confirm_rule
-from verispatial.certify.report import Report, Result, Verdict, plain_results, timed_result
+from verispatial.certify.report import (
+    Columns,
+    Parts,
+    Report,
+    Result,
+    Verdict,
+    chain,
+    count_of,
+    selected,
+    timed_result,
+    verdict_set,
+)
 from verispatial.certify.smt import DEFAULT_RLIMIT
 from verispatial.certify.structure import Leaf, LoopCtx
 from verispatial.families.memory.encoding import _resident_ranges
@@ -1067,10 +1079,11 @@ def frozen_heap() -> Iterator[None]:
 
 def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, *, jobs: int = 1,
                      progress: Progress | None = None, rlimit: int = DEFAULT_RLIMIT,
-                     cache: ProofMemo | bool = True, pool: Pool | None = None) -> list[Result]:
+                     cache: ProofMemo | bool = True, pool: Pool | None = None) -> Sequence[Result]:
     """Every obligation of the composed program ``p``: its slices' (certified once per class of equal slices when
-    ``cache`` is not False) and the cross-phase ones (module docstring). ``certify`` is the kernel's ``check`` (a
-    top-level function, so worker processes of ``pool`` can run it); without ``pool`` the slices run here."""
+    ``cache`` is not False) and the cross-phase ones (module docstring), in order; a reused slice's results held as
+    its source's columns (``report.Parts``). ``certify`` is the kernel's ``check`` (a top-level function, so worker
+    processes of ``pool`` can run it); without ``pool`` the slices run here."""
     with collection(False), frozen_heap():
         out = _certify_composed(p, rv, c, certify, jobs, progress, rlimit, cache, pool)
         keep_made()
@@ -1079,7 +1092,7 @@ def certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cert
 
 def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, certify: Certify, jobs: int,
                       progress: Progress | None, rlimit: int, cache: ProofMemo | bool,
-                      pool: Pool | None) -> list[Result]:
+                      pool: Pool | None) -> Sequence[Result]:
     say = progress or (lambda _m: None)
     reuse = cache is not False
     pc = (ProofMemo() if cache else None) if isinstance(cache, bool) else cache
@@ -1087,7 +1100,7 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
     last = n - 1
     proved_reports: dict[str, int] = {}
     own: dict[int, Report] = {}
-    results: list[Result] = []
+    parts: list[Sequence[Result] | Columns] = []
     deadlock_ok: list[bool] = []
     deadlock_proved: dict[int, bool] = {}  # id of a report in ``own`` (alive throughout) -> its deadlock proved
     exempt_cache: dict[tuple[str, tuple[int, ...]], list[Result]] = {}
@@ -1125,17 +1138,16 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
                                                    if r.family == R.DEADLOCK)
         deadlock_ok.append(ok)
         live = live and deadlock_ok[-1]
-        results += mapped
-        bad = len(mapped) - operator.countOf(map(_VERDICT, mapped), Verdict.PROVED)
+        parts.append(mapped)
+        bad = len(mapped) - count_of(mapped, Verdict.PROVED)
         how = (f"equal up to renaming{'' if c.slices[src].key == sl.key else ' (and handing on fewer buffers)'} to "
                f"slice {src}: {len(mapped)} obligations, proofs reused"
                if src is not None else f"{len(mapped)} obligations")
         how += f", {bad} not proved" if bad else ", all proved"
         say(f"slice {j} of {n} ({sl.title}): {how} ({time.perf_counter() - t0:.2f} s)")
-    results = _balance_needs_an_end(results, deadlock_ok)
+    results = _balance_needs_an_end(Parts(parts), deadlock_ok)
     say("rendezvous and cross-phase obligations")
-    results += cross_phase(p, rv, c, results, rlimit)
-    return _refuted_by_runs(p, results)
+    return _refuted_by_runs(p, chain(results, cross_phase(p, rv, c, results, rlimit)))
 
 
 #: The most ops a composed program may have for its failed results to be asked of the interpreter's runs of the
@@ -1144,7 +1156,7 @@ def _certify_composed(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, cer
 WITNESS_OPS = 20_000
 
 
-def _refuted_by_runs(p: Program | TemplatedProgram, results: list[Result]) -> list[Result]:
+def _refuted_by_runs(p: Program | TemplatedProgram, results: Sequence[Result]) -> Sequence[Result]:
     """``results`` with each failed-to-prove one that a run of the whole composed program from launch breaks
     refuted, that run its counterexample (the whole-program route's last step, ``witness.refute_by_runs``): a slice
     result re-decided for the composition (``_slot_reuse``) or failed for a reason of the composition is decided on
@@ -1182,13 +1194,13 @@ def _stronger_source(sl: Slice, proved: Iterable[int], slices: tuple[Slice, ...]
     return None
 
 
-def _balance_needs_an_end(results: list[Result], deadlock_ok: list[bool]) -> list[Result]:
+def _balance_needs_an_end(results: Sequence[Result], deadlock_ok: list[bool]) -> Sequence[Result]:
     """Balance (``balance-cb``, ``balance-sem``) is a rule of runs that end (docs/semantics.md: checked at
     termination). A slice's balance refutation ends the slice's run, but the composed run ends only if every later
     slice ends too: it stands for the composition only when every later slice is proved deadlock-free, and fails to
     prove otherwise (the later slice's deadlock is reported on its own)."""
-    if Verdict.REFUTED not in set(map(_VERDICT, results)):
-        return results  # nothing refuted, nothing changes (a proved step's 377,074 results, read without a loop)
+    if Verdict.REFUTED not in verdict_set(results):
+        return results  # nothing refuted, nothing changes (a proved step's 377,074 results, read off their columns)
     out: list[Result] = []
     for r in results:
         if r.family != "balance" or r.verdict != Verdict.REFUTED:  # only a balance refutation changes: parse no other
@@ -1299,8 +1311,10 @@ class _Names:
         self._compiled: dict[int, _Compiled] = {}
         self._reasons: dict[tuple[int, bool], list[str]] = {}
         #: per report (by id: each is held alive by ``_certify_composed`` throughout), ``columns``
-        self._columns: dict[int, tuple[list[str], list[Verdict]]] = {}
+        self._columns: dict[int, tuple[list[str], list[Verdict], Counter[tuple[str, Verdict]]]] = {}
         self._roles: dict[str, Role] | None = None
+        self._kept: dict[tuple[int, tuple[str, ...]], _Rows] = {}
+        self._reasons_kept: dict[tuple[int, int], list[str]] = {}
 
     def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
         if self._roles is None:
@@ -1319,12 +1333,56 @@ class _Names:
             got = self.source[src.index] = [render(ps, src) for ps in self.of(src.index, report)]
         return got
 
-    def columns(self, report: Report) -> tuple[list[str], list[Verdict]]:
-        """The families and verdicts of ``report``'s results, in order, once per report (every slice reusing it)."""
+    def columns(self, report: Report) -> tuple[list[str], list[Verdict], Counter[tuple[str, Verdict]]]:
+        """The families and verdicts of ``report``'s results, in order, and the count of each (family, verdict), once
+        per report (every slice reusing it shares them: ``report.Columns``)."""
         got = self._columns.get(id(report))
         if got is None:
-            got = self._columns[id(report)] = ([r.family for r in report.results], [r.verdict for r in report.results])
+            families, verdicts = [r.family for r in report.results], [r.verdict for r in report.results]
+            got = self._columns[id(report)] = (families, verdicts, Counter(zip(families, verdicts, strict=True)))
         return got
+
+    def kept(self, report: Report, starts: tuple[str, ...], earlier: list[str]) -> _Rows:
+        """The rows of ``report`` a reused slice keeps — all but the coverage of reads of activations an earlier phase
+        writes too (``starts`` / ``earlier``: ``_map_slice``'s prefixes of them, ``_covered_later``) — with their
+        families, verdicts and the count of each (family, verdict); once per report and ``starts``."""
+        key = (id(report), starts)
+        got = self._kept.get(key)
+        if got is None:
+            families, verdicts, counts = self.columns(report)
+            if not starts:
+                got = _Rows(None, families, verdicts, counts)
+            else:
+                keep = [not (r.name.startswith(starts) and _covered_later(r.name, earlier)) for r in report.results]
+                fams, verds = list(itertools.compress(families, keep)), list(itertools.compress(verdicts, keep))
+                got = _Rows(list(itertools.compress(range(len(keep)), keep)), fams, verds,
+                            Counter(zip(fams, verds, strict=True)), keep)
+            self._kept[key] = got
+        return got
+
+    def reused_columns(self, report: Report, rows: _Rows, reasons: list[str], name_of: Callable[[int], str],
+                       names: Callable[[], list[str]], overrides: dict[int, Result] | None = None) -> Columns:
+        """A reused slice's ``Columns``: the ``rows`` it keeps of its source's ``report``, each with its reason in
+        ``reasons`` (one per result of ``report``), its name ``name_of(i)`` of the source's row ``i`` (``names()``:
+        all of them), and ``overrides`` (by kept row) for the results a slot-reuse result replaces."""
+        kept = rows.kept
+        if kept is None:
+            reas, name_at, all_names = reasons, name_of, names
+        else:
+            rkey = (id(reasons), id(rows))
+            reas = self._reasons_kept.get(rkey)  # type: ignore[assignment]
+            if reas is None:
+                reas = self._reasons_kept[rkey] = list(itertools.compress(reasons, rows.mask))
+            name_at = functools.partial(_name_of_kept, name_of, kept)
+            all_names = functools.partial(_names_kept, names, rows.mask)
+        if not overrides:
+            return Columns(rows.families, rows.verdicts, reas, rows.counts, name_at, all_names)
+        fams, verds = list(rows.families), list(rows.verdicts)
+        for x, r in overrides.items():
+            fams[x], verds[x] = r.family, r.verdict
+        plain = [x not in overrides for x in range(len(fams))]
+        counts = Counter(zip(itertools.compress(fams, plain), itertools.compress(verds, plain), strict=True))
+        return Columns(fams, verds, reas, counts, name_at, all_names, overrides)
 
     def compiled(self, j: int, report: Report) -> _Compiled:
         """The result names of slice ``j``'s report compiled for rendering (``_Compiled``), once."""
@@ -1345,6 +1403,26 @@ class _Names:
             got = self._reasons[(src.index, stronger)] = [f"proved as slice{src.index}/{n}{tail}"
                                                           for n in self.source_names(src, report)]
         return got
+
+
+class _Rows(NamedTuple):
+    """The rows of a report a reused slice keeps (``_Names.kept``): ``kept`` their indices in the report (None: all
+    of them), their ``families`` and ``verdicts``, the ``counts`` of each (family, verdict) and ``mask``, per row of
+    the report whether it is kept (empty when all are)."""
+
+    kept: list[int] | None
+    families: list[str]
+    verdicts: list[Verdict]
+    counts: Counter[tuple[str, Verdict]]
+    mask: list[bool] = []
+
+
+def _name_of_kept(name_of: Callable[[int], str], kept: list[int], x: int) -> str:
+    return name_of(kept[x])
+
+
+def _names_kept(names: Callable[[], list[str]], mask: list[bool]) -> list[str]:
+    return list(itertools.compress(names(), mask))
 
 
 class _Compiled:
@@ -1376,8 +1454,20 @@ class _Compiled:
 
     def names(self, sl: Slice, head: str = "") -> list[str]:
         """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each), after ``head``."""
-        vals = [_token_text(t, sl) for t in self.tokens]
+        return self.names_of(self.tokens_of(sl), head)
+
+    def tokens_of(self, sl: Slice) -> list[str]:
+        """The text of each token in slice ``sl`` (what ``names_of`` and ``name`` take)."""
+        return [_token_text(t, sl) for t in self.tokens]
+
+    def names_of(self, vals: list[str], head: str) -> list[str]:
+        """Every name, its tokens' texts ``vals`` (``tokens_of``), after ``head``."""
         return [head + fmt % get(vals) for fmt, get in self.forms]
+
+    def name(self, vals: list[str], head: str, i: int) -> str:
+        """Name ``i`` of ``names_of(vals, head)`` alone."""
+        fmt, get = self.forms[i]
+        return head + fmt % get(vals)
 
 
 def _no_tokens(_vals: list[str]) -> tuple[()]:
@@ -1405,10 +1495,12 @@ def _token_text(x: tuple[str, Any], sl: Slice) -> str:
 
 
 def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report, src: int | None, src_slice: Slice | None,
-               slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result]:
+               slot: list[Result], earlier_live: bool, last: int, known: _Names | None = None) -> list[Result] | Columns:
     """Slice ``sl``'s results in the composed program's names (``slice<j>/...``), with every refutation kept only
     where it is a violation of the composition too (docs/checker.md), and the slot-reuse balance results. A result
-    reused from slice ``src`` says ``proved as <its name there> of slice <src> (...)``."""
+    reused from slice ``src`` says ``proved as <its name there> of slice <src> (...)``. A reused slice none of whose
+    results is replaced or dropped gives them as ``Columns``: its source's families and verdicts, names rendered
+    when read."""
     j = sl.index
     known = known or _Names()
     replaced = {r.name: r for r in slot}
@@ -1419,15 +1511,17 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     earlier = [f"{R.HB_ACTIVATION}:%t{i}:" for i, t in enumerate(sl.tensors)
                if roles[t] == Role.ACTIVATION and j in c.writes.get(t, ()) and min(c.writes[t]) < j]
     head = f"slice{j}/"
-    shown = known.compiled(j if src is None else src, report).names(sl, head)
+    compiled = known.compiled(j if src is None else src, report)
     reasons = known.reused_reasons(src_slice, report, src_slice.key != sl.key) if src_slice is not None else []
     reused = src is not None and src_slice is not None
     starts = tuple(earlier)
+    tokens = compiled.tokens_of(sl)
+    name_of = functools.partial(compiled.name, tokens, head)
     dm = demangler(sl, True)
 
     def mapped(i: int, r: Result) -> Result:
         """Result ``r`` (slice result ``i``, or the slot-reuse result replacing it) in the composed names."""
-        name = shown[i]
+        name = name_of(i)
         reason = dm(r.reason)
         verdict, cex = r.verdict, r.counterexample
         if cex is not None:
@@ -1450,22 +1544,17 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
     # A result is dropped when it is the coverage of a read of an activation an earlier phase writes too (decided
     # over the writes of every phase up to this one instead, ``cross_phase``); a reused one (most of an 80-layer
     # step's 377,074 results) is the source slice's proof under this slice's name, unless a slot-reuse result
-    # replaces it.
+    # replaces it: kept as the source's columns (``report.Columns``), the names rendered and the objects built when
+    # something reads them.
     if reused:
-        families, verdicts = known.columns(report)
-        if not replaced and not starts:  # nothing replaced or dropped: every result as its source proved it
-            return plain_results(families, shown, verdicts, reasons)
-        # the kept results built as the plain pass does, then those a slot-reuse result replaces
-        keep = [not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier)) for r in report.results]
-        kept = list(itertools.compress(range(len(keep)), keep))
-        out = plain_results(itertools.compress(families, keep), itertools.compress(shown, keep),
-                            itertools.compress(verdicts, keep), itertools.compress(reasons, keep))
-        if replaced:
-            for x, i in enumerate(kept):
-                got = replaced.get(report.results[i].name)
-                if got is not None:
-                    out[x] = mapped(i, got)
-        return out
+        rows = known.kept(report, starts, earlier)
+        if not replaced:
+            return known.reused_columns(report, rows, reasons, name_of, functools.partial(compiled.names_of, tokens, head))
+        overrides = {x: mapped(i, got) for x, i in enumerate(range(len(report.results)) if rows.kept is None
+                                                             else rows.kept)
+                     if (got := replaced.get(report.results[i].name)) is not None}
+        return known.reused_columns(report, rows, reasons, name_of, functools.partial(compiled.names_of, tokens, head),
+                                    overrides)
     return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
             if not (starts and r.name.startswith(starts) and _covered_later(r.name, earlier))]
 
@@ -1670,16 +1759,20 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
 
 
 def _assumable(results: Sequence[Result], names: set[str]) -> dict[str, Result]:
-    """By name, the results of ``results`` a cross-phase obligation may rest on: those named in ``names`` and every
-    slice's deadlock obligations (the last of a name, as indexing every result by name keeps it). Indexing only
-    these: an 80-layer step has 377,074 results, and a dict of them all, copied twice, cost a tenth of a second."""
-    out: dict[str, Result] = {}
+    """By name, the results of ``results`` a cross-phase obligation may rest on: those named in ``names`` (each an
+    ``async-pending-at-end`` obligation) and every slice's deadlock obligations (the last of a name, as indexing every
+    result by name keeps it). Indexing only these, and reading the names of only the results of those two families
+    (``report.selected``): an 80-layer step has 377,074 results, 21,364 of them deadlock obligations. Raises
+    ValueError when a name in ``names`` is not an ``async-pending-at-end`` obligation."""
+    pending = R.rule(R.ASYNC_PENDING_AT_END).family.value
+    if any(obligation.parse(n).kind != R.ASYNC_PENDING_AT_END for n in names):
+        raise ValueError(f"not {R.ASYNC_PENDING_AT_END} obligations: {sorted(names)}")
     deadlock = R.DEADLOCK
-    for x in results:
-        n = x.name
-        if n in names or (x.family == deadlock and _in_a_slice(n)):
-            out[n] = x
-    return out
+
+    def keep(family: str, n: str) -> bool:
+        return n in names or (family == deadlock and _in_a_slice(n))
+
+    return {x.name: x for x in selected(results, frozenset({deadlock, pending}), keep)}
 
 
 def _in_a_slice(name: str) -> bool:

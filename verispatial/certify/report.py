@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import itertools
 import operator
-from collections.abc import Iterable
-from typing import Any
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import attrs
 
@@ -104,19 +106,21 @@ def timed_result(family: str, name: str, verdict: Verdict, reason: str, seconds:
     return r
 
 
-def settle(results: Iterable[Result]) -> list[Result]:
+def settle(results: Sequence[Result]) -> Sequence[Result]:
     """Every verdict on its own (issue 7): a ``proved`` result one of whose ``assumes`` is not a proved obligation
     (refuted, failed to prove, an error, or no result of that name at all) becomes ``failed-to-prove``, its reason
     naming the assumption and its verdict, ``blocked_by`` the assumptions not proved; repeated until nothing
     changes, so a downgrade propagates along chains of assumptions. Mutual assumptions among proved results stay
     proved: each such group is one joint induction over time (the first state breaking any of them is reached by a
-    history in which all held), as docs/checker.md argues for each. Order and every other field are kept."""
-    out = list(results)
+    history in which all held), as docs/checker.md argues for each. Order and every other field are kept; ``results``
+    itself is returned when no result assumes anything."""
     # Only the verdicts of assumed names are ever read: a composed program's 377,074 results assume nothing (their
-    # slices were settled in their own runs), and indexing every name cost 0.2 s of its certify.
+    # slices were settled in their own runs; a reused slice's columns are not even built), and indexing every name
+    # cost 0.2 s of its certify.
+    if assume_nothing(results):
+        return results
+    out = list(results)
     assumed = {n for r in out if r.assumes for n in r.assumes}
-    if not assumed:
-        return out
     while True:
         verdicts: dict[str, list[Verdict]] = {}
         for r in out:
@@ -141,14 +145,229 @@ def settle(results: Iterable[Result]) -> list[Result]:
             return out
 
 
+# ------------------------------------------------------------------ results held in parts
+# A composed program's results held in parts: most of them as columns a reused slice shares with its source.
+#
+# An 80-layer decode step has 377,074 results, 329,423 of them in the 1,191 slices that reuse the proofs of the 12
+# slices certified (``compositional._map_slice``): each such result is its source's family and verdict, a reason
+# that names the source, and a name rendered for the slice. ``Columns`` keeps one slice's as the source's columns
+# (shared, not copied) and renders the names and builds the ``Result`` objects only when something reads them (the
+# JSON report, the proof store, a certificate); ``Parts`` chains those and plain result lists into the one sequence a
+# ``Report`` holds. What a run with nothing refuted reads — every verdict (``verdict_set``, ``count_of``), the counts
+# per family and verdict (``summary.family_rows``), the slices' deadlock results (``compositional._assumable``) —
+# is answered from the columns. Iterating, indexing, comparing or pickling a ``Parts`` gives exactly the results a
+# list of them would: the same values in the same order (``tests/test_result_parts.py``).
+
+
+class Columns:
+    """The results of one slice that reuses another's proofs, as columns: ``families``, ``verdicts`` and ``reasons``
+    (equally long; shared with every slice reusing the same source the same way: never mutated), ``counts`` (a
+    ``Counter`` of (family, verdict) over the rows not in ``overrides``) and ``name_at(i)``, the name of row ``i``
+    (rendered on demand; ``names()`` renders them all). A row is a result with no counterexample, seconds,
+    assumption or blocker (``report.plain_results``), unless ``overrides`` holds a result of its own for it (a
+    slot-reuse balance result decided for the composition): ``families`` and ``verdicts`` then hold that result's."""
+
+    __slots__ = ("_built", "_names", "counts", "families", "name_at", "overrides", "reasons", "verdicts")
+
+    def __init__(self, families: Sequence[str], verdicts: Sequence[Verdict], reasons: Sequence[str],
+                 counts: Counter[tuple[str, Verdict]], name_at: Callable[[int], str],
+                 names: Callable[[], list[str]], overrides: Mapping[int, Result] | None = None) -> None:
+        self.families = families
+        self.verdicts = verdicts
+        self.reasons = reasons
+        self.counts = counts
+        self.name_at = name_at
+        self.overrides: Mapping[int, Result] = overrides or {}
+        self._names = names
+        self._built: list[Result] | None = None
+
+    def __len__(self) -> int:
+        return len(self.families)
+
+    def __iter__(self) -> Iterator[Result]:
+        return iter(self.results())
+
+    def results(self) -> list[Result]:
+        """The ``Result`` of each row, built once (``plain_results``, then the overrides)."""
+        if self._built is None:
+            out = plain_results(self.families, self._names(), self.verdicts, self.reasons)
+            for x, r in self.overrides.items():
+                out[x] = r
+            self._built = out
+        return self._built
+
+    def result(self, i: int, name: str | None = None) -> Result:
+        """The ``Result`` of row ``i`` alone (``name``: its name, when the caller rendered it already)."""
+        got = self.overrides.get(i)
+        if got is not None:
+            return got
+        return timed_result(self.families[i], self.name_at(i) if name is None else name, self.verdicts[i],
+                            self.reasons[i], 0.0)
+
+
+Part = Sequence[Result] | Columns
+
+
+class Parts(Sequence[Result]):
+    """The results of ``parts`` in order, as one immutable sequence: a part is a sequence of ``Result`` or a
+    ``Columns``, whose results are built the first time something iterates or indexes it. Equal to (and hashing
+    as) the tuple of its results; pickled as that tuple."""
+
+    __slots__ = ("_flat", "_len", "parts")
+
+    def __init__(self, parts: Iterable[Part]) -> None:
+        self.parts: tuple[Part, ...] = tuple(p for p in parts if len(p))
+        self._len = sum(map(len, self.parts))
+        self._flat: tuple[Result, ...] | None = None
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[Result]:
+        for p in self.parts:
+            yield from (p.results() if isinstance(p, Columns) else p)
+
+    def flat(self) -> tuple[Result, ...]:
+        """Every result, as a tuple (built once)."""
+        if self._flat is None:
+            self._flat = tuple(self)
+        return self._flat
+
+    @overload
+    def __getitem__(self, i: int) -> Result: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Result, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Result | tuple[Result, ...]:
+        return self.flat()[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Parts, tuple, list)):
+            return len(self) == len(other) and all(itertools.starmap(operator.eq, zip(self, other, strict=True)))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.flat())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple, (self.flat(),)
+
+    def __repr__(self) -> str:
+        return f"Parts({len(self.parts)} parts, {self._len} results)"
+
+
+#: What the readers below take: results (a ``Parts``, one ``Columns`` part, any other iterable of them).
+Some = Iterable[Result]
+
+
+def _parts(results: Some) -> tuple[Part, ...] | None:
+    if isinstance(results, Columns):
+        return (results,)
+    return results.parts if isinstance(results, Parts) else None
+
+
+def verdicts(results: Some) -> Iterator[Verdict]:
+    """The verdict of each of ``results``, in order, read off the columns of a ``Parts`` (no ``Result`` built)."""
+    parts = _parts(results)
+    if parts is None:
+        yield from map(_VERDICT, results)
+        return
+    for p in parts:
+        yield from (p.verdicts if isinstance(p, Columns) else map(_VERDICT, p))
+
+
+def verdict_set(results: Some) -> set[Verdict]:
+    """The verdicts ``results`` hold (``verdicts``, as a set)."""
+    parts = _parts(results)
+    if parts is None:
+        return set(map(_VERDICT, results))
+    out: set[Verdict] = set()
+    for p in parts:
+        out.update(p.verdicts if isinstance(p, Columns) else map(_VERDICT, p))
+    return out
+
+
+def count_of(results: Some, verdict: Verdict) -> int:
+    """How many of ``results`` have ``verdict``."""
+    return operator.countOf(verdicts(results), verdict)
+
+
+def without_counterexamples(results: Some) -> bool:
+    """Whether no result of ``results`` has a counterexample (a ``Columns`` part has none)."""
+    parts = _parts(results)
+    if parts is None:
+        return all(r.counterexample is None for r in results)
+    return all(r.counterexample is None for p in parts
+               for r in (p.overrides.values() if isinstance(p, Columns) else p))
+
+
+def assume_nothing(results: Some) -> bool:
+    """Whether no result of ``results`` assumes another obligation (a ``Columns`` part assumes nothing)."""
+    parts = _parts(results)
+    if parts is None:
+        return not any(r.assumes for r in results)
+    return not any(r.assumes for p in parts for r in (p.overrides.values() if isinstance(p, Columns) else p))
+
+
+def family_verdict_counts(results: Some) -> list[tuple[str, Verdict, int, float]]:
+    """(family, verdict, count, seconds) runs of ``results`` in order: each ``Columns`` part one entry per (family,
+    verdict) it holds (its seconds 0), each other result one entry of its own (``summary.family_rows`` sums them)."""
+    parts = _parts(results)
+    if parts is None:
+        return [(r.family, r.verdict, 1, r.seconds) for r in results]
+    out: list[tuple[str, Verdict, int, float]] = []
+    for p in parts:
+        if isinstance(p, Columns):
+            out += [(f, v, k, 0.0) for (f, v), k in p.counts.items()]
+            out += [(r.family, r.verdict, 1, r.seconds) for _x, r in sorted(p.overrides.items())]
+        else:
+            out += [(r.family, r.verdict, 1, r.seconds) for r in p]
+    return out
+
+
+def chain(*parts: Iterable[Result]) -> Sequence[Result]:
+    """``parts`` one after another, a ``Parts`` keeping the columns of any ``Parts`` among them."""
+    out: list[Part] = []
+    for x in parts:
+        got = _parts(x)
+        out += got if got is not None else [x if isinstance(x, Sequence) else list(x)]
+    return Parts(out)
+
+
+def selected(results: Some, families: frozenset[str], keep: Callable[[str, str], bool]) -> Iterator[Result]:
+    """The results of ``results`` whose family is in ``families`` and for which ``keep(family, name)`` holds, in
+    order; a ``Columns`` part's are built (and their names rendered) for those rows only."""
+    parts = _parts(results)
+    for p in parts if parts is not None else (results,):
+        if not isinstance(p, Columns):
+            yield from (r for r in p if r.family in families and keep(r.family, r.name))
+            continue
+        if not p.overrides and not any(f in families for f, _v in p.counts):
+            continue
+        over = p.overrides
+        for i, f in enumerate(p.families):
+            if f in families:
+                n = over[i].name if i in over else p.name_at(i)
+                if keep(f, n):
+                    yield p.result(i, n)
+
+
+def held(results: Sequence[Result]) -> Sequence[Result]:
+    """What a ``Report`` holds of ``results``: a ``Parts`` as it is, anything else as a tuple."""
+    return results if isinstance(results, Parts) else tuple(results)
+
+
 @attrs.frozen
 class Report:
-    """Every obligation's result for one program. ``cached`` is empty for a computed report, else the proof cache
-    entry every result was taken from (``store.py``: only a report whose every obligation proved is kept there)."""
+    """Every obligation's result for one program. ``results`` is a tuple, or for a composed program a
+    ``Parts`` (a reused slice's results built when read; equal to the tuple of them). ``cached`` is empty for
+    a computed report, else the proof cache entry every result was taken from (``store.py``: only a report whose
+    every obligation proved is kept there)."""
 
     program: str
     target: str
-    results: tuple[Result, ...]
+    results: Sequence[Result]
     seconds: float = 0.0
     cached: str = ""
 
@@ -158,7 +377,7 @@ class Report:
 
         A refutation outranks a failure to prove, which outranks an error only when no refutation exists.
         """
-        vs = set(map(_VERDICT, self.results))  # read several times per run of 377,074 results: no Python loop
+        vs = verdict_set(self.results)  # read several times per run of 377,074 results: off their columns
         if Verdict.REFUTED in vs:
             return 1
         if Verdict.ERROR in vs:

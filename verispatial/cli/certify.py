@@ -271,9 +271,9 @@ def _op_sources(report: Any, shown: Program | None) -> dict[str, Any]:
 def _grouped(report: Any, program: Program | TemplatedProgram | None) -> Any:
     """``consequences.grouped`` of ``report`` (None when nothing is refuted: nothing to group under), its module and
     the program's expansion (``_shown``) touched only then: a proved report, the warm run's, needs neither."""
-    from verispatial.certify.report import Verdict
+    from verispatial.certify.report import Verdict, verdict_set
 
-    if not any(r.verdict == Verdict.REFUTED for r in report.results):
+    if Verdict.REFUTED not in verdict_set(report.results):
         return None
     from verispatial.report.consequences import grouped
 

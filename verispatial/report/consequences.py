@@ -27,7 +27,7 @@ did not replay although its ops were reached, an assumption that failed on its o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -82,7 +82,7 @@ def _id(name: str) -> ObligationId | None:
         return None
 
 
-def _resolve(name: str, by_name: dict[str, list[Result]], results: tuple[Result, ...]) -> list[Result]:
+def _resolve(name: str, by_name: dict[str, list[Result]], results: Sequence[Result]) -> list[Result]:
     """The results a ``blocked_by`` name stands for: those of that name; for ``sem-exact:W`` with none, every
     semaphore-family result of word ``W`` (in the same slice)."""
     got = by_name.get(name)
@@ -129,7 +129,7 @@ def group(report: Report, program: Program | None = None) -> Grouping:
 
 
 def _blocked_root(r: Result, of: dict[str, str], by_name: dict[str, list[Result]],
-                  results: tuple[Result, ...]) -> str | None:
+                  results: Sequence[Result]) -> str | None:
     """The finding every blocking assumption of ``r`` leads to (the first one's), or None when one of them is not
     explained (proved results among a word's are no cause; a name with no result at all explains nothing)."""
     root: str | None = None
@@ -161,7 +161,7 @@ class _Run:
     component: frozenset[str]
 
 
-def _deadlock_runs(program: Program, results: tuple[Result, ...]) -> list[_Run]:
+def _deadlock_runs(program: Program, results: Sequence[Result]) -> list[_Run]:
     """The interpreter's run of each refuted deadlock, reproduced as the gate does (its recorded schedule, else
     driving the engines to their stuck positions); a deadlock that does not reproduce explains nothing."""
     from verispatial.certify.reach import analyse
