@@ -182,10 +182,10 @@ class Semaphore:
 class Group:
     """A multicast rectangle ``rect = (x0, y0, x1, y1)`` (inclusive) and its ``sender``.
 
-    The rectangle is a set of sites: corners in either order name the same one. The order a kernel must give them in
-    is its NoC's (start <= end on NoC 0, end <= start on NoC 1; the other order is a wrap-around multicast), an
-    encoding the program format does not carry: the tt-metal front end checks it and writes the lower corner first
-    (``frontends/ttmetal/api.py`` ``mcast_rect``, docs/semantics.md "Acknowledgement counts").
+    The rectangle is a set of sites, lower corner first (``validate`` refuses the other order). The order a kernel
+    must give its corners in is its NoC's (start <= end on NoC 0, end <= start on NoC 1; the other order is a
+    wrap-around multicast), an encoding the program format does not carry: the tt-metal front end checks it and writes
+    the lower corner first (``frontends/ttmetal/api.py`` ``mcast_rect``, docs/semantics.md "Acknowledgement counts").
     Non-loopback (the default) excludes the sender from the destinations (reference §1.2).
     """
 
