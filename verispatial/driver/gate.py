@@ -33,6 +33,7 @@ program to a full certify. Nothing but a proof is ever reused, and a refutation 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -176,13 +177,31 @@ def _says_program(p: Path) -> bool:
     return re.search(rb'"format"\s*:\s*"verispatial\.program"', head) is not None
 
 
+def _json_files(directory: Path) -> list[Path]:
+    """Every ``*.json`` file under ``directory`` not hidden (nor in a hidden directory), sorted; symbolic links to
+    directories are not followed. A directory removed while the walk reaches it holds nothing to check and is passed
+    over (a live directory such as /tmp changes under the gate); one that cannot be read otherwise is a
+    ``ParseError`` naming it, since its programs would go unchecked."""
+
+    def unreadable(e: OSError) -> None:
+        if isinstance(e, FileNotFoundError):
+            return
+        raise ParseError(str(e.filename or directory), f"cannot read the directory: {e.strerror or e}")
+
+    out: list[Path] = []
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        out += [Path(root, f) for f in files if f.endswith(".json") and not f.startswith(".")]
+    return sorted(out)
+
+
 def discover(directory: Path) -> list[Found]:
     """Every program under ``directory`` in the gate's layout (module docstring), by name. Hidden files and
     directories and the manifest are not programs."""
     found: dict[str, Found] = {}
-    for p in sorted(directory.rglob("*.json")):
+    for p in _json_files(directory):
         rel = p.relative_to(directory)
-        if any(part.startswith(".") for part in rel.parts) or rel.as_posix() == "manifest.json":
+        if rel.as_posix() == "manifest.json":
             continue
         s = rel.as_posix()
         if s.endswith(".certificate.json"):
@@ -420,9 +439,9 @@ def check_one(t: Task, say: Say | None = None, cache: Any = None) -> tuple[Outco
                           progress=None)
     except VerispatialError as e:
         return done(Outcome(f.name, "bad-input", str(e), exp, f.program, seconds=time.perf_counter() - t0))
-    except OSError as e:
-        return done(Outcome(f.name, "bad-input", f"cannot read: {e.strerror or e}", exp, f.program,
-                            seconds=time.perf_counter() - t0))
+    except OSError as e:  # e.g. a file removed between the walk and the read
+        return done(Outcome(f.name, "bad-input", f"cannot read {Path(e.filename).name if e.filename else f.program.name}"
+                            f": {e.strerror or e}", exp, f.program, seconds=time.perf_counter() - t0))
     except Exception as e:
         return done(Outcome(f.name, "error", f"checker error: {type(e).__name__}: {e}", exp, f.program,
                             seconds=time.perf_counter() - t0))
