@@ -567,13 +567,29 @@ def test_each_chain_finds_the_flag_on_another_virtual_channel() -> None:
         v = only(simulate(m))
         assert where(v) == (R.ASYNC_FLAG_OVERTAKE, RA, at, ())
         assert v.message == ("mcast_set_valid(sem1, g0) may overtake the mcast_send of b0: no write_barrier between "
-                             "them and it travels on VC 1 to (1,0)-(1,0), they on another channel or to another "
-                             "rectangle (no order across channels or destinations)")
+                             "them and it travels on VC 1 to (1,0)-(1,0), b0's on VC 4 to (1,0)-(1,0): another "
+                             "channel (no order across channels)")
         assert findings(m) == [(R.ASYNC_FLAG_OVERTAKE, RA, at)]
         assert asserted(to_promela(m), R.ASYNC_FLAG_OVERTAKE) == ["O_0_" + "_".join(map(str, at))]
     barrier = mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier())
     assert (simulate(barrier).violations, findings(barrier)) == ((), [])
     assert asserted(to_promela(barrier), R.ASYNC_FLAG_OVERTAKE) == ["O_0_8"]  # asserted, holds: mw_mask is clear
+
+
+def test_the_overtake_reason_names_the_data_its_landing_order_and_what_differs() -> None:
+    """A new user's find: the reason said "the data on another channel or to another rectangle" whichever it was.
+    It names the data op, the data's channel and rectangle beside the flag's, and which of the two differs."""
+    from verispatial.driver.run import certify
+
+    def reason(vcs: tuple[int | None, int | None]) -> str:
+        (r,) = [r for r in certify(mcast_program(flush=False, vcs=vcs)).results
+                if r.name.startswith(f"{R.ASYNC_FLAG_OVERTAKE}:") and r.verdict.value == "refuted"]
+        return r.reason
+
+    assert ("it travels on VC 1 to (1,0)-(1,0), the data (mcast_send at ops[6]) on VC 4 to (1,0)-(1,0), another "
+            "channel (no order across channels), and there is no write barrier between them") in reason((4, 1))
+    assert "it travels on the default channel to (1,0)-(1,0), the data (mcast_send at ops[6]) on VC 4" in reason(
+        (4, None))
 
 
 def test_the_explicit_state_search_agrees_on_virtual_channels() -> None:

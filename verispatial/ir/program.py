@@ -254,6 +254,17 @@ def landing_order_text(key: LandingOrder) -> str:
     return f"{vc_text(key[0])} to ({x0},{y0})-({x1},{y1})"
 
 
+def apart_text(flag: LandingOrder, data: LandingOrder) -> str:
+    """What separates two landing orders (a flag's and its data's), as reasons say it: ``another channel (no order
+    across channels)``, ``another rectangle (...)``, or both; "" for one landing order."""
+    channel, rect = flag[0] != data[0], flag[1] != data[1]
+    if channel and rect:
+        return "another channel and another rectangle (no order across channels or destinations)"
+    if channel:
+        return "another channel (no order across channels)"
+    return "another rectangle (no order across destinations)" if rect else ""
+
+
 @attrs.frozen
 class Trip:
     """A loop count read from data at run time: any value in ``[0, max]``."""

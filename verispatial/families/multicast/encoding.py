@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -38,7 +39,16 @@ from verispatial.certify.structure import EngineView, Leaf
 from verispatial.ir import rules as R
 from verispatial.ir.limits import ring_slots
 from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMcast, SemWait, WriteBarrier, count_max
-from verispatial.ir.program import Buffer, Program, landing_order, landing_order_text, may_reorder, walk
+from verispatial.ir.program import (
+    Buffer,
+    Program,
+    apart_text,
+    landing_order,
+    landing_order_text,
+    may_reorder,
+    walk,
+)
+from verispatial.petri.position import path_text
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -704,7 +714,7 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
     # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group, path), ("w",)}
 
 
 def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
@@ -730,30 +740,42 @@ def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -
                                               "after it reads (no read barrier between them)", (LATE,))
     srcs = {("sb", b, j, leaf) for j in mine}
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group, path), ("w",)}
 
 
 def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:
     """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it at a core both
     reach: of its landing order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have
-    left (no Flush or WriteBarrier since: ``("mw", vc, group)``) on a target whose writes are not ordered; of another
-    (``ir.program.may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", vc, group)`` or,
-    flushed, ``("mwf", vc, group)``; the NoC keeps no order across channels, tt-metal #55555, nor across
-    destinations, ``noc.h:23-30``). Its source word is in use until it leaves (``("sw", ...)``)."""
+    left (no Flush or WriteBarrier since: ``("mw", vc, group, path)``) on a target whose writes are not ordered; of
+    another (``ir.program.may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", ...)`` or,
+    flushed, ``("mwf", ...)``; the NoC keeps no order across channels, tt-metal #55555, nor across destinations,
+    ``noc.h:23-30``), the reason naming the data op, its landing order and which of the two differs. Its source word
+    is in use until it leaves (``("sw", ...)``)."""
     ordered = c.p.target.ordered_writes
     groups = c.p.groups
     key = landing_order(groups, op)
-    data = [(t[1], t[2]) for t in s if t[0] in ("mw", "mwf")]
-    if any(may_reorder(groups, McastSetValid(0, g, 0, vc=vc), op) for vc, g in data):  # type: ignore[arg-type]
+    data = sorted((t[3], t[1], t[2]) for t in s if t[0] in ("mw", "mwf"))  # type: ignore[misc]
+    overtaken = [(at, vc, g) for at, vc, g in data
+                 if may_reorder(groups, McastSetValid(0, g, 0, vc=vc), op)]  # type: ignore[arg-type]
+    if overtaken:
+        at, vc, g = overtaken[0]
+        dkey = landing_order(groups, McastSend(0, 1, g, 0, vc=vc))  # type: ignore[arg-type]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
-             f"{landing_order_text(key)}, the data on another channel or to another rectangle (no order across "
-             "channels or destinations) and there is no write barrier between them")
+             f"{landing_order_text(key)}, the data ({_op_at(c, at)}) on {landing_order_text(dkey)}, "
+             f"{apart_text(key, dkey)}, and there is no write barrier between them")
     elif not ordered and any(t[0] == "mw" and (t[1], groups[t[2]].corners) == key for t in s):  # type: ignore[index, call-overload]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")
     return s | {("sw", op.source, c.leaf_at[path]), ("w",)}
+
+
+def _op_at(c: EngineRun, path: tuple[int, ...]) -> str:
+    """The op at ``path`` of ``c``'s engine as a reason names it: ``mcast_send at ops[4]``, with its source line
+    (``sender.cpp:27``) when a front end recorded one."""
+    loc = c.view.program.source_of(path)
+    return f"mcast_send at {path_text(path)}" + (f", {Path(loc.file).name}:{loc.line}" if loc is not None else "")
 
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).
