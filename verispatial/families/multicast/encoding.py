@@ -409,9 +409,17 @@ def _landing_twice_result(name: str, again: tuple[bool, str]) -> Result:
 
 def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, int]:
     """A flag word owned by ``engine`` whose every flag is preceded, in its sender's program and in the same loop
-    body, by a data multicast into ``br``'s cb index with no other multicast between (a flush, a reset of the ready
-    counter or any other op may sit between): flags and data multicasts pair one to one; and the pages each flag
-    announces."""
+    body, by a data multicast into ``br``'s cb index with no other multicast reaching ``br``'s site between (a flush,
+    a reset of the ready counter, a multicast or flag to other cores or any other op may sit between): flags and data
+    multicasts pair one to one; and the pages each flag announces. A write that does not reach ``br``'s site lands
+    nothing there, so it neither fills the pages nor shows them (data to receiver 1, data to receiver 2, flag 1,
+    flag 2 pairs each flag with its own receiver's data, as the interleaved order does); that each flag lands after
+    its data at the site is ``async-flag-overtake``'s."""
+    groups = a.program.groups
+
+    def elsewhere(op: Op) -> bool:
+        return isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and br.site not in groups[op.group].destinations()
+
     for w in a.words.values():
         if w.kind != "flag" or w.owner != engine or w.site != br.site or not w.flags:
             continue
@@ -420,7 +428,8 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
         for f in w.flags:
             leaves = a.views[f.engine].leaves
             i = f.index - 1
-            while i >= 0 and not isinstance(leaves[i].op, (McastSend, McastSetValid, SemIncMcast)):
+            while i >= 0 and (not isinstance(leaves[i].op, (McastSend, McastSetValid, SemIncMcast))
+                              or elsewhere(leaves[i].op)):
                 i -= 1
             prev = leaves[i] if i >= 0 else None
             if prev is None or prev.containers != f.containers or not isinstance(prev.op, McastSend):
@@ -771,9 +780,10 @@ def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) 
     return s | {("sw", op.source, c.leaf_at[path]), ("w",)}
 
 
-def _op_at(c: EngineRun, path: tuple[int, ...]) -> str:
-    """The op at ``path`` of ``c``'s engine as a reason names it: ``mcast_send at ops[4]``, with its source line
-    (``sender.cpp:27``) when a front end recorded one."""
+def _op_at(c: EngineRun, path: object) -> str:
+    """The op at ``path`` (an op path held in a ``State`` tuple) of ``c``'s engine as a reason names it:
+    ``mcast_send at ops[4]``, with its source line (``sender.cpp:27``) when a front end recorded one."""
+    assert isinstance(path, tuple)
     loc = c.view.program.source_of(path)
     return f"mcast_send at {path_text(path)}" + (f", {Path(loc.file).name}:{loc.line}" if loc is not None else "")
 
