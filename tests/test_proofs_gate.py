@@ -258,6 +258,27 @@ def test_the_gate_keeps_no_solver_garbage_from_one_program_to_the_next(tmp_path:
     assert alive() is None
 
 
+def test_summary_only_keeps_no_report_of_a_proof_that_holds(tmp_path: Path) -> None:
+    """What the text summary needs of a program expected to prove that holds is its line: its report is not kept
+    (a gate over thousands of programs kept every report); a refuted or failing program keeps its report, and the
+    table reads the same."""
+    from verispatial.report.gate import gate_lines
+
+    d = corpus(tmp_path)
+    full, short = gate(d), gate(d, summary_only=True)
+    by = {o.name: o for o in short.outcomes}
+    assert by[SMALL].report is None
+    assert by[SMALL].proved is not None
+    assert by[SMALL].proved[0] == by[SMALL].proved[1] == len(next(o for o in full.outcomes
+                                                                  if o.name == SMALL).report.results)  # type: ignore[union-attr]
+    assert by[NO_BARRIER].report is not None
+    assert by[OVERLAP].report is not None
+    n = by[SMALL].proved[1]
+    for run in (full, short):
+        (row,) = [line for line in gate_lines(run) if line.startswith(SMALL + " ")]
+        assert row.split()[2:4] == ["holds", f"{n}/{n}"], row
+
+
 def test_a_plain_program_json_without_its_certificate_is_not_skipped(tmp_path: Path) -> None:
     # A fresh user's find: broken.json (a program document) beside a proved program, no manifest, passed the gate
     # unseen. Other JSON without a certificate is still no program.
