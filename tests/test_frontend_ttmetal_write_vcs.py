@@ -223,12 +223,18 @@ def test_a_unicast_call_on_a_channel_not_of_the_unicast_class_is_refused_at_its_
     assert f"the vc argument {said}: a unicast write's vc is 0-3 (Unicast VCs), dataflow_api.h:834" in str(e.value)
 
 
-@pytest.mark.parametrize("edit", [
-    lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
-        "{.page_id = i});", "{.page_id = i}, {.vc = 4});"),
-    lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, {.page_id = i}, "
-                        "{.vc = 4});\n        noc.async_write("),
-])
+def _object_api_vc(vc: int) -> list[Any]:
+    """Edits of tests/data/ttmetal/copy/writer.cpp that write on ``vc``: ``async_write<NocOptions::CUSTOM_VC>`` with
+    ``noc_opts.vc``, and ``set_async_write_state`` with it before the write."""
+    return [
+        lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
+            "{.page_id = i});", f"{{.page_id = i}}, {{.vc = {vc}}});"),
+        lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, "
+                            f"{{.page_id = i}}, {{.vc = {vc}}});\n        noc.async_write("),
+    ]
+
+
+@pytest.mark.parametrize("edit", _object_api_vc(4))
 def test_an_object_api_unicast_write_on_a_multicast_channel_is_refused(tmp_path: Path, edit: Any) -> None:
     """Metal 2.0's unicast writes issue through the classic unicast path (api/dataflow/noc.h:449-455, 552-556), whose
     ``vc`` is 0-3: ``noc_opts.vc`` 4 is refused by name."""
@@ -258,12 +264,7 @@ def test_a_remote_write_takes_the_vc_its_call_names(tmp_path: Path, form: str, v
     assert op.vc == vc
 
 
-@pytest.mark.parametrize("edit", [
-    lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
-        "{.page_id = i});", "{.page_id = i}, {.vc = 2});"),
-    lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, {.page_id = i}, "
-                        "{.vc = 2});\n        noc.async_write("),
-])
+@pytest.mark.parametrize("edit", _object_api_vc(2))
 def test_an_object_api_write_to_a_tensor_on_a_vc_of_its_own_is_read(tmp_path: Path, edit: Any) -> None:
     """Metal 2.0: ``async_write<NocOptions::CUSTOM_VC>`` writes on ``noc_opts.vc``; ``set_async_write_state`` on
     ``noc_opts.vc`` whatever its options (``api/dataflow/noc.h:552-556``). A write to a tensor page is a

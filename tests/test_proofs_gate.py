@@ -200,27 +200,28 @@ def _scandir_failing(monkeypatch: pytest.MonkeyPatch, victim: Path, error: OSErr
     monkeypatch.setattr(os, "scandir", scandir)
 
 
-def test_a_directory_removed_during_the_walk_is_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("error", "code", "err"), [
+    (FileNotFoundError(2, "No such file or directory"), 0, ""),
+    (PermissionError(13, "Permission denied"), 2, "verispatial: error: {d}: cannot read the directory: Permission "
+                                                   "denied\n"),
+])
+def test_a_directory_removed_during_the_walk_is_passed_over_one_unreadable_is_bad_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: OSError,
+        code: int, err: str) -> None:
     # A new user's find: `gate /tmp` exited 4, "checker error: gate: FileNotFoundError", when a directory went away
-    # between the listing of /tmp and the walk into it. Its programs are gone: nothing of it is to be checked.
+    # between the listing of /tmp and the walk into it. Its programs are gone: nothing of it is to be checked. One
+    # that is there but cannot be read would leave its programs unchecked: bad input naming it.
     d = corpus(tmp_path, (SMALL,))
-    (d / "models").mkdir()
-    gone = d / "models"
-    _scandir_failing(monkeypatch, gone, FileNotFoundError(2, "No such file or directory", str(gone)))
-    assert [f.name for f in discover(d)] == [SMALL]
-    assert main(["gate", str(d), "-q", "--no-cache"]) == 0
-    assert "gate: 1 passed, 0 failed" in capsys.readouterr().out
-
-
-def test_a_directory_that_cannot_be_read_is_bad_input_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    d = corpus(tmp_path, (SMALL,))
-    (d / "models").mkdir()
-    shut = d / "models"
-    _scandir_failing(monkeypatch, shut, PermissionError(13, "Permission denied", str(shut)))
-    assert main(["gate", str(d), "-q", "--no-cache"]) == 2
-    assert capsys.readouterr().err == f"verispatial: error: {shut}: cannot read the directory: Permission denied\n"
+    sub = d / "models"
+    sub.mkdir()
+    error.filename = str(sub)
+    _scandir_failing(monkeypatch, sub, error)
+    assert main(["gate", str(d), "-q", "--no-cache"]) == code
+    out = capsys.readouterr()
+    assert out.err == err.format(d=sub)
+    if code == 0:
+        assert [f.name for f in discover(d)] == [SMALL]
+        assert "gate: 1 passed, 0 failed" in out.out
 
 
 def test_a_program_removed_after_the_walk_is_bad_input_naming_the_file(tmp_path: Path) -> None:
