@@ -552,4 +552,6 @@ def test_cli_simulate_trip_sender_deadlocks(capsys: pytest.CaptureFixture[str]) 
     assert first.endswith(" steps (trips t=3)")
     assert rest[0] == "stuck:"
     # With 3 of 8 in0 blocks sent, (1,0)'s reader (in0 receiver, in1 sender) hangs in its second K block.
-    assert "  (1,0).reader at ops[1].body[8] sem_wait(sem2, eq, 1) k=1: sem2@(1,0)=0, waits ==1" in rest
+    # named as certify names them (report/names.py): sem2 is in1_sender_sem
+    assert ("  (1,0).reader at ops[1].body[8] sem_wait(in1_sender_sem, eq, 1) k=1: in1_sender_sem@(1,0)=0, waits ==1"
+            in rest)

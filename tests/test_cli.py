@@ -357,6 +357,19 @@ def test_simulate_with_the_real_interpreter(trip: str, steps_text: str, capsys: 
     assert first.endswith(f"({steps_text})")
 
 
+def test_simulate_names_buffers_and_words_as_certify_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's find: simulate said ``reserve(b0, 8) asks for 8 pages of b0`` where certify says ``c_0@(0,0)``;
+    a seed certify reports replayed here under other names. The text names them (``report/names.py``); --json keeps
+    the ids."""
+    path = str(HERE.parent / "examples" / "broken" / "a_reserve_over_capacity.json")
+    rc, out, err = run(capsys, ["simulate", path])
+    assert (rc, err) == (1, "")
+    assert "(0,0).reader at ops[0] reserve(c_0, 8): waits for space in c_0@(0,0)" in out, out
+    assert "b0" not in out, out
+    rc, out, _err = run(capsys, ["simulate", path, "--json"])
+    assert "reserve(b0, 8)" in out
+
+
 # ------------------------------------------------------------------------------------------- validate, schema
 
 

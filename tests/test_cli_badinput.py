@@ -61,6 +61,10 @@ PROGRAM_CASES: list[tuple[str, str]] = [
     (bad("structural_many.json"), "buffer 0 (c_0): site (9,0) is outside the 8x8 mesh (+6 more)"),
     (bad("part_past_page.json"), "program (0,0).reader ops[0].body[1] ReadTiles: part: offset + size = 2064 bytes "
      "passes the end of a page of 'X' (2048 bytes)"),
+    # docs/semantics.md: Group.rect lower corner first; the other order was proved as the normalised rectangle
+    (bad("group_rect_inverted.json"), "group 0: rect [1, 0, 0, 0] is not lower corner first (x0 <= x1, y0 <= y1): "
+     "corners in the other order may be a wrap-around multicast, which the format cannot say (the sites' rectangle "
+     "is [0, 0, 1, 0])"),
     (bad("dm_op_on_compute.json"), "program (0,0).compute ops[0].body[1] ReadTiles: read_tiles is a data-movement op "
      "(a NoC transaction or a data-movement RISC's own stores): the compute engine cannot issue it (+1 more)"),
 ]
@@ -80,6 +84,9 @@ STRUCTURAL = {
     "structural_many.json": STRUCTURAL_MANY,
     "part_past_page.json": [("program (0,0).reader ops[0].body[1] ReadTiles",
                              "part: offset + size = 2064 bytes passes the end of a page of 'X' (2048 bytes)")],
+    "group_rect_inverted.json": [("group 0", "rect [1, 0, 0, 0] is not lower corner first (x0 <= x1, y0 <= y1): "
+                                  "corners in the other order may be a wrap-around multicast, which the format cannot "
+                                  "say (the sites' rectangle is [0, 0, 1, 0])")],
     "dm_op_on_compute.json": [
         (f"program (0,0).compute ops[0].body[{i}] {cls}", f"{tag} is a data-movement op (a NoC transaction or a "
          "data-movement RISC's own stores): the compute engine cannot issue it")

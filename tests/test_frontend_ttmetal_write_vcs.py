@@ -152,14 +152,11 @@ def test_a_flag_multicast_on_a_vc_of_its_own_is_refuted(tmp_path: Path, target: 
     # the data multicast on the unicast VC, the flag on the multicast VC
     (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_UNICAST_WRITE_VC);") + "\n        "
      + FLAG_MCAST, [("McastSend", 1), ("McastSetValid", 4)], 1),
-    # a unicast write on the multicast VC, the flag on its own default: one VC, but the flag goes to the rectangle
-    # (x0,y0)-(x1,y1), wider than the write's one core, and writes to different destinations keep no order
-    # (internal/tt-1xx/wormhole/noc/noc.h:23-30, tt-metal #17294): the flag may land at (x0,y0) first, refuted (the
-    # second receiver also gets no tile: cb-push-unfilled, whatever the channels)
-    ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        " + FLAG_MCAST,
-     [("McastSend", 4), ("McastSetValid", 4)], 1),
-    ("noc_async_write_one_packet(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);\n        "
-     + FLAG_MCAST, [("McastSend", 4), ("McastSetValid", 4)], 1),
+    # a unicast write on another unicast VC (3), the flag multicast on its own (4): two VCs, refuted
+    ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 3);\n        " + FLAG_MCAST,
+     [("McastSend", 3), ("McastSetValid", 4)], 1),
+    ("noc_async_write_one_packet(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 0);\n        "
+     + FLAG_MCAST, [("McastSend", 0), ("McastSetValid", 4)], 1),
 ])
 def test_a_classic_write_names_its_vc(tmp_path: Path, calls: str, channels: list[Any], overtaken: int) -> None:
     program = import_host(_host(tmp_path, "blackhole", calls))
@@ -177,8 +174,8 @@ def test_the_default_vc_named_explicitly_is_read_as_the_call(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("vc", "construct", "detail"), [
     ("get_arg_val<uint32_t>(0)", "NoC write on a virtual channel not known statically",
-     "VC get_arg_val<uint32_t>(0)"),
-    ("16", "NoC write on a virtual channel not of the NoC", "VC 16, the NoC has 16"),
+     "the vc argument get_arg_val<uint32_t>(0)"),
+    ("16", "NoC write on a virtual channel not of the NoC", "the vc argument 16: the NoC has VCs 0-15"),
 ])
 def test_a_vc_not_known_statically_or_not_of_the_noc_is_refused_at_its_line(tmp_path: Path, vc: str, construct: str,
                                                                            detail: str) -> None:
@@ -187,6 +184,64 @@ def test_a_vc_not_known_statically_or_not_of_the_noc_is_refused_at_its_line(tmp_
         import_host(_host(tmp_path, "blackhole", f"{data}\n        {FLAG_MCAST}"))
     assert e.value.loc.line == FLAG_LINE - 1
     assert detail in str(e.value)
+
+
+def test_a_channel_not_of_the_noc_is_named_as_the_vc_argument(tmp_path: Path) -> None:
+    """VC 260 (a ``uint8_t vc`` parameter, dataflow_api.h:952, would carry 4): the refusal names the channel argument,
+    not the call cut before it (which read as if ``noc_index`` were 260)."""
+    data = DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, 260);")
+    with pytest.raises(Refused, match="NoC write on a virtual channel not of the NoC") as e:
+        import_host(_host(tmp_path, "blackhole", f"{data}\n        {FLAG_MCAST}"))
+    assert "the vc argument 260: the NoC has VCs 0-15" in str(e.value)
+    assert "noc_index: VC" not in str(e.value)
+
+
+#: Each unicast call that takes a channel, on the multicast class's VC 4 (or a macro of it), and the line the call
+#: is on. The vendor documents a unicast call's ``vc`` as "0-3 (Unicast VCs)" (dataflow_api.h:834, 976, 1048, 1162,
+#: 2199, 2392); ``noc_async_write`` and ``noc.async_write`` issue through the same ``noc_async_write_impl``
+#: (:880, noc.h:449-455). Read as a channel number, a unicast write on VC 4 was ordered with the flag multicast after
+#: it, and the program proved with no barrier between, although the vendor states no order across the two classes.
+UNICAST_ON_VC4 = {
+    "write": ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 4);", "4"),
+    "write-macro": ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, "
+                    "NOC_MULTICAST_WRITE_VC);", "NOC_MULTICAST_WRITE_VC = 4"),
+    "one-packet": ("noc_async_write_one_packet(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 7);",
+                   "7"),
+    "set-state": ("noc_async_write_set_state(get_noc_addr(x0, y0, l1), noc_index, 4);\n        "
+                  "noc_async_write_with_state(l1, l1, get_tile_size(cb));", "4"),
+    "inline": ("noc_inline_dw_write(get_noc_addr(x0, y0, receiver_sem_addr), 1, 0xF, noc_index, 4);", "4"),
+    "inc": ("noc_semaphore_inc(get_noc_addr(x0, y0, receiver_sem_addr), 1, noc_index, 5);", "5"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNICAST_ON_VC4))
+def test_a_unicast_call_on_a_channel_not_of_the_unicast_class_is_refused_at_its_line(tmp_path: Path,
+                                                                                    form: str) -> None:
+    call, said = UNICAST_ON_VC4[form]
+    with pytest.raises(Refused, match="NoC unicast write on a virtual channel not of the unicast class") as e:
+        import_host(_host(tmp_path, "wormhole_b0", f"{call}\n        {FLAG_MCAST}"))
+    assert e.value.loc.line == FLAG_LINE - 1
+    assert f"the vc argument {said}: a unicast write's vc is 0-3 (Unicast VCs), dataflow_api.h:834" in str(e.value)
+
+
+def _object_api_vc(vc: int) -> list[Any]:
+    """Edits of tests/data/ttmetal/copy/writer.cpp that write on ``vc``: ``async_write<NocOptions::CUSTOM_VC>`` with
+    ``noc_opts.vc``, and ``set_async_write_state`` with it before the write."""
+    return [
+        lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
+            "{.page_id = i});", f"{{.page_id = i}}, {{.vc = {vc}}});"),
+        lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, "
+                            f"{{.page_id = i}}, {{.vc = {vc}}});\n        noc.async_write("),
+    ]
+
+
+@pytest.mark.parametrize("edit", _object_api_vc(4))
+def test_an_object_api_unicast_write_on_a_multicast_channel_is_refused(tmp_path: Path, edit: Any) -> None:
+    """Metal 2.0's unicast writes issue through the classic unicast path (api/dataflow/noc.h:449-455, 552-556), whose
+    ``vc`` is 0-3: ``noc_opts.vc`` 4 is refused by name."""
+    with pytest.raises(Refused, match="not of the unicast class") as e:
+        import_host(_copy_with(tmp_path, edit))
+    assert e.value.detail.startswith("the vc argument noc_opts.vc = 4:"), e.value.detail
 
 
 @pytest.mark.parametrize(("form", "vc"), [
@@ -210,16 +265,17 @@ def test_a_remote_write_takes_the_vc_its_call_names(tmp_path: Path, form: str, v
     assert op.vc == vc
 
 
-@pytest.mark.parametrize("edit", [
-    lambda t: t.replace("noc.async_write(", "noc.async_write<NocOptions::CUSTOM_VC>(").replace(
-        "{.page_id = i});", "{.page_id = i}, {.vc = 2});"),
-    lambda t: t.replace("        noc.async_write(", "        noc.set_async_write_state(s, page_bytes, {.page_id = i}, "
-                        "{.vc = 2});\n        noc.async_write("),
-])
+@pytest.mark.parametrize("edit", _object_api_vc(2))
 def test_an_object_api_write_to_a_tensor_on_a_vc_of_its_own_is_read(tmp_path: Path, edit: Any) -> None:
     """Metal 2.0: ``async_write<NocOptions::CUSTOM_VC>`` writes on ``noc_opts.vc``; ``set_async_write_state`` on
     ``noc_opts.vc`` whatever its options (``api/dataflow/noc.h:552-556``). A write to a tensor page is a
     ``WriteTiles``, which the model orders with nothing but its barriers on any channel: the copy proves."""
+    report = certify(import_host(_copy_with(tmp_path, edit)))
+    assert report.exit_code == 0, _not_proved(report)
+
+
+def _copy_with(tmp_path: Path, edit: Any) -> Path:
+    """tests/data/ttmetal/copy/ on Blackhole with its writer's text changed by ``edit``."""
     text = (DATA / "copy" / "writer.cpp").read_text()
     changed = edit(text)
     assert changed != text
@@ -230,5 +286,4 @@ def test_an_object_api_write_to_a_tensor_on_a_vc_of_its_own_is_read(tmp_path: Pa
     d["target"] = "blackhole"
     host = tmp_path / "host.yaml"
     host.write_text(yaml.safe_dump(d))
-    report = certify(import_host(host))
-    assert report.exit_code == 0, _not_proved(report)
+    return host

@@ -185,6 +185,101 @@ def test_a_corrupt_file_is_bad_input_naming_the_file(tmp_path: Path, kind: str, 
     assert rule in o.detail
 
 
+def _scandir_failing(monkeypatch: pytest.MonkeyPatch, victim: Path, error: OSError) -> None:
+    """``os.scandir`` of ``victim`` raises ``error``: a directory removed (or made unreadable) after its parent was
+    listed, as in a live /tmp, where another process's temporary directories come and go."""
+    import os
+
+    real = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if Path(path) == victim:
+            raise error
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+@pytest.mark.parametrize(("error", "code", "err"), [
+    (FileNotFoundError(2, "No such file or directory"), 0, ""),
+    (PermissionError(13, "Permission denied"), 2, "verispatial: error: {d}: cannot read the directory: Permission "
+                                                   "denied\n"),
+])
+def test_a_directory_removed_during_the_walk_is_passed_over_one_unreadable_is_bad_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: OSError,
+        code: int, err: str) -> None:
+    # A new user's find: `gate /tmp` exited 4, "checker error: gate: FileNotFoundError", when a directory went away
+    # between the listing of /tmp and the walk into it. Its programs are gone: nothing of it is to be checked. One
+    # that is there but cannot be read would leave its programs unchecked: bad input naming it.
+    d = corpus(tmp_path, (SMALL,))
+    sub = d / "models"
+    sub.mkdir()
+    error.filename = str(sub)
+    _scandir_failing(monkeypatch, sub, error)
+    assert main(["gate", str(d), "-q", "--no-cache"]) == code
+    out = capsys.readouterr()
+    assert out.err == err.format(d=sub)
+    if code == 0:
+        assert [f.name for f in discover(d)] == [SMALL]
+        assert "gate: 1 passed, 0 failed" in out.out
+
+
+def test_a_program_removed_after_the_walk_is_bad_input_naming_the_file(tmp_path: Path) -> None:
+    from verispatial.driver.gate import Task, check_one
+
+    d = corpus(tmp_path, (SMALL,))
+    (found,) = discover(d)
+    found.program.unlink()
+    o, _ = check_one(Task(found, None, None))
+    assert o.status == "bad-input"
+    assert "pipeline_small.program.json" in o.detail, o.detail
+
+
+def test_the_gate_keeps_no_solver_garbage_from_one_program_to_the_next(tmp_path: Path) -> None:
+    """Reading a program hands the young objects to the oldest generation (``serialize.no_cycle_collection``); the
+    last certify's cyclic garbage (its solver objects) among them then waited for a full collection that never came,
+    and a gate over 1,000 copies of a small program grew past 10 GB. The young garbage is collected before a read."""
+    import gc
+
+    from verispatial.ir.serialize import no_cycle_collection
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    gc.collect()
+    probe = Cycle()
+    import weakref
+
+    alive = weakref.ref(probe)
+    del probe
+    with no_cycle_collection():
+        pass
+    gc.collect(1)  # a young collection: what the freeze handed on to the oldest generation it no longer sees
+    assert alive() is None
+
+
+def test_summary_only_keeps_no_report_of_a_proof_that_holds(tmp_path: Path) -> None:
+    """What the text summary needs of a program expected to prove that holds is its line: its report is not kept
+    (a gate over thousands of programs kept every report); a refuted or failing program keeps its report, and the
+    table reads the same."""
+    from verispatial.report.gate import gate_lines
+
+    d = corpus(tmp_path)
+    full, short = gate(d), gate(d, summary_only=True)
+    by = {o.name: o for o in short.outcomes}
+    assert by[SMALL].report is None
+    assert by[SMALL].proved is not None
+    assert by[SMALL].proved[0] == by[SMALL].proved[1] == len(next(o for o in full.outcomes
+                                                                  if o.name == SMALL).report.results)  # type: ignore[union-attr]
+    assert by[NO_BARRIER].report is not None
+    assert by[OVERLAP].report is not None
+    n = by[SMALL].proved[1]
+    for run in (full, short):
+        (row,) = [line for line in gate_lines(run) if line.startswith(SMALL + " ")]
+        assert row.split()[2:4] == ["holds", f"{n}/{n}"], row
+
+
 def test_a_plain_program_json_without_its_certificate_is_not_skipped(tmp_path: Path) -> None:
     # A fresh user's find: broken.json (a program document) beside a proved program, no manifest, passed the gate
     # unseen. Other JSON without a certificate is still no program.

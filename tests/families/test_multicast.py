@@ -6,6 +6,7 @@ Promela model)."""
 from __future__ import annotations
 
 import attrs
+import pytest
 from builders import EQ, GE, RA, RB, UNORDERED, A, B, buf, ep, prog, sem
 from family_checks import asserted, findings, only, where
 
@@ -567,13 +568,63 @@ def test_each_chain_finds_the_flag_on_another_virtual_channel() -> None:
         v = only(simulate(m))
         assert where(v) == (R.ASYNC_FLAG_OVERTAKE, RA, at, ())
         assert v.message == ("mcast_set_valid(sem1, g0) may overtake the mcast_send of b0: no write_barrier between "
-                             "them and it travels on VC 1 to (1,0)-(1,0), they on another channel or to another "
-                             "rectangle (no order across channels or destinations)")
+                             "them and it travels on VC 1 to (1,0)-(1,0), b0's on VC 4 to (1,0)-(1,0): another "
+                             "channel (no order across channels)")
         assert findings(m) == [(R.ASYNC_FLAG_OVERTAKE, RA, at)]
         assert asserted(to_promela(m), R.ASYNC_FLAG_OVERTAKE) == ["O_0_" + "_".join(map(str, at))]
     barrier = mcast_program(flush=True, vcs=(4, 1), between=WriteBarrier())
     assert (simulate(barrier).violations, findings(barrier)) == ((), [])
     assert asserted(to_promela(barrier), R.ASYNC_FLAG_OVERTAKE) == ["O_0_8"]  # asserted, holds: mw_mask is clear
+
+
+def test_the_overtake_reason_names_the_data_its_landing_order_and_what_differs() -> None:
+    """A new user's find: the reason said "the data on another channel or to another rectangle" whichever it was.
+    It names the data op, the data's channel and rectangle beside the flag's, and which of the two differs."""
+    from verispatial.driver.run import certify
+
+    def reason(vcs: tuple[int | None, int | None]) -> str:
+        (r,) = [r for r in certify(mcast_program(flush=False, vcs=vcs)).results
+                if r.name.startswith(f"{R.ASYNC_FLAG_OVERTAKE}:") and r.verdict.value == "refuted"]
+        return r.reason
+
+    assert ("it travels on VC 1 to (1,0)-(1,0), the data (mcast_send at ops[6]) on VC 4 to (1,0)-(1,0), another "
+            "channel (no order across channels), and there is no write barrier between them") in reason((4, 1))
+    assert "it travels on the default channel to (1,0)-(1,0), the data (mcast_send at ops[6]) on VC 4" in reason(
+        (4, None))
+
+
+def _two_receivers(order: tuple[int, ...], flag_vc: int = 4) -> Program:
+    """tests/data/mcast_two_receivers.json: (0,0) sends each block to (1,0) and to (2,0), each by a multicast to a
+    one-core rectangle on VC 4, and sets each receiver's flag by one more (ops 5-8 of its loop: data 1, data 2,
+    flag 1, flag 2), its sender's ops 5-8 put in ``order`` and flag 1 on ``flag_vc``."""
+    import json
+    from pathlib import Path
+
+    from verispatial.ir.serialize import program_from_dict
+
+    d = json.loads((Path(__file__).resolve().parent.parent / "data" / "mcast_two_receivers.json").read_text())
+    body = d["programs"][0]["ops"][1]["body"]
+    body[7]["vc"] = flag_vc
+    body[5:9] = [body[5 + i] for i in order]
+    return program_from_dict(d)
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 3), (0, 2, 1, 3), (1, 0, 3, 2)])
+def test_each_flag_after_its_own_receivers_data_proves_whatever_goes_to_the_other(order: tuple[int, ...]) -> None:
+    """A new user's find: data 1, data 2, flag 1, flag 2 (one channel, each flag to its own data's core) failed to
+    prove (``mcast-publish``: candidate not replayed) where data 1, flag 1, data 2, flag 2 proved. A write to the
+    other core lands nothing at this one: the flag is paired with the data before it that reaches its core."""
+    assert _not_proved(_two_receivers(order)) == {}
+
+
+def test_a_flag_before_its_own_data_or_on_another_channel_stays_refuted() -> None:
+    """The broken neighbours: flag 1 issued before data 1 (data 2, flag 1, data 1, flag 2), and flag 1 on VC 1
+    after both data (another channel than data 1's): each refuted with a run the interpreter replayed."""
+    early = _not_proved(_two_receivers((1, 2, 0, 3)))
+    assert ("refuted", True) in early.values(), early
+    assert any(n.startswith(f"{R.MCAST_PUBLISH}:") for n, v in early.items() if v == ("refuted", True)), early
+    other = _not_proved(_two_receivers((0, 1, 2, 3), flag_vc=1))
+    assert other[f"{R.ASYNC_FLAG_OVERTAKE}:(0,0).reader:[1, 7]"] == ("refuted", True), other
 
 
 def test_the_explicit_state_search_agrees_on_virtual_channels() -> None:

@@ -27,7 +27,11 @@ def run_simulate(program_path: str, trip_specs: Sequence[str], seed: int | None,
     if as_json:
         write_json(result.to_json())
     else:
-        write(result.text() + "\n")
+        from verispatial.report.names import namer
+
+        # the program's names, as certify and explain give them (a certify seed replays here under the same
+        # names); --json keeps the ids, the machine keys
+        write(namer(program)(result.text()) + "\n")
     return EXIT_OK if result.status == "terminated" and not result.violations else EXIT_REFUTED
 
 

@@ -33,6 +33,7 @@ program to a full certify. Nothing but a proof is ever reused, and a refutation 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -176,13 +177,31 @@ def _says_program(p: Path) -> bool:
     return re.search(rb'"format"\s*:\s*"verispatial\.program"', head) is not None
 
 
+def _json_files(directory: Path) -> list[Path]:
+    """Every ``*.json`` file under ``directory`` not hidden (nor in a hidden directory), sorted; symbolic links to
+    directories are not followed. A directory removed while the walk reaches it holds nothing to check and is passed
+    over (a live directory such as /tmp changes under the gate); one that cannot be read otherwise is a
+    ``ParseError`` naming it, since its programs would go unchecked."""
+
+    def unreadable(e: OSError) -> None:
+        if isinstance(e, FileNotFoundError):
+            return
+        raise ParseError(str(e.filename or directory), f"cannot read the directory: {e.strerror or e}")
+
+    out: list[Path] = []
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
+        dirs[:] = [x for x in dirs if not x.startswith(".")]
+        out += [Path(root, f) for f in files if f.endswith(".json") and not f.startswith(".")]
+    return sorted(out)
+
+
 def discover(directory: Path) -> list[Found]:
     """Every program under ``directory`` in the gate's layout (module docstring), by name. Hidden files and
     directories and the manifest are not programs."""
     found: dict[str, Found] = {}
-    for p in sorted(directory.rglob("*.json")):
+    for p in _json_files(directory):
         rel = p.relative_to(directory)
-        if any(part.startswith(".") for part in rel.parts) or rel.as_posix() == "manifest.json":
+        if rel.as_posix() == "manifest.json":
             continue
         s = rel.as_posix()
         if s.endswith(".certificate.json"):
@@ -201,7 +220,8 @@ def discover(directory: Path) -> list[Found]:
 class Outcome:
     """The gate's verdict on one program (module docstring): ``status``, a one-line ``detail``, the ``report``
     (all results when certified, only the replayed refutations when re-established from candidates; None when not
-    run), the program's (engine programs, ops), ``how`` (``computed``, ``cache``, ``replayed``), seconds."""
+    run, or dropped by ``summary_only``), the program's (engine programs, ops), ``how`` (``computed``, ``cache``,
+    ``replayed``), seconds, and ``proved`` (obligations proved, obligations in the report; None when not run)."""
 
     name: str
     status: str
@@ -212,10 +232,29 @@ class Outcome:
     shape: tuple[int, int] = (0, 0)
     how: str = ""
     seconds: float = 0.0
+    proved: tuple[int, int] | None = attrs.field(default=None)
+
+    @proved.validator
+    def _counted(self, _a: Any, v: tuple[int, int] | None) -> None:
+        # the counts are the report's whenever the report is kept (the summary table reads either)
+        if self.report is not None and v is not None:
+            rs = self.report.results
+            if v != (sum(1 for r in rs if r.verdict == Verdict.PROVED), len(rs)):
+                raise ValueError(f"{self.name}: proved {v} is not its report's")
 
     @property
     def ok(self) -> bool:
         return self.status not in FAILING
+
+    def summary_only(self) -> Outcome:
+        """This outcome without its report when the report says nothing the summary does not (a program expected
+        to prove that holds: every obligation proved, counted in ``proved``); a gate over thousands of programs
+        keeps one line each instead of every report (docs/ci.md)."""
+        if self.report is None or self.status != "holds" or (self.expected is not None
+                                                              and self.expected.expect != "proved"):
+            return self
+        rs = self.report.results
+        return attrs.evolve(self, report=None, proved=(sum(1 for r in rs if r.verdict == Verdict.PROVED), len(rs)))
 
 
 @attrs.frozen
@@ -420,9 +459,9 @@ def check_one(t: Task, say: Say | None = None, cache: Any = None) -> tuple[Outco
                           progress=None)
     except VerispatialError as e:
         return done(Outcome(f.name, "bad-input", str(e), exp, f.program, seconds=time.perf_counter() - t0))
-    except OSError as e:
-        return done(Outcome(f.name, "bad-input", f"cannot read: {e.strerror or e}", exp, f.program,
-                            seconds=time.perf_counter() - t0))
+    except OSError as e:  # e.g. a file removed between the walk and the read
+        return done(Outcome(f.name, "bad-input", f"cannot read {Path(e.filename).name if e.filename else f.program.name}"
+                            f": {e.strerror or e}", exp, f.program, seconds=time.perf_counter() - t0))
     except Exception as e:
         return done(Outcome(f.name, "error", f"checker error: {type(e).__name__}: {e}", exp, f.program,
                             seconds=time.perf_counter() - t0))
@@ -493,13 +532,15 @@ def changed_names(directory: Path, rev: str, found: Sequence[Found], manifest: M
 
 def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: bool = False, jobs: int = 1,
          changed: str | None = None, store: ProofStore | None = None, progress: Say | None = None,
-         rlimit: int | None = None, scheduler: str | None = None) -> GateRun:
+         rlimit: int | None = None, scheduler: str | None = None, summary_only: bool = False) -> GateRun:
     """Run the gate over ``directory`` (module docstring). ``manifest`` defaults to ``DIR/manifest.json`` when it
     exists; ``ci_only`` checks only the manifest's ``ci`` programs; ``jobs`` > 1 checks programs in that many
     worker processes; ``changed`` re-checks only programs whose files differ from that git revision (all of them
     when the checker changed); ``store`` is the persistent proof cache (None: none); ``progress`` gets one line per
     program; ``scheduler`` (a Dask scheduler's address) runs the programs as tasks on that cluster instead
-    (``cluster.map_on_cluster``; the store's directory must be one the workers see). Raises ``ParseError`` for a
+    (``cluster.map_on_cluster``; the store's directory must be one the workers see); ``summary_only`` keeps no
+    report of a program expected to prove that holds (``Outcome.summary_only``: what the summary table needs, not
+    the ``--json`` or JUnit outputs). Raises ``ParseError`` for a
     directory that is not one, a bad manifest, a bad revision or a scheduler that cannot be reached."""
     from verispatial.driver.cache import ProofCache
 
@@ -554,7 +595,7 @@ def gate(directory: str | Path, *, manifest: str | Path | None = None, ci_only: 
     n = len(tasks)
 
     def record(k: int, o: Outcome, st: dict[str, int]) -> None:
-        outcomes[o.name] = o
+        outcomes[o.name] = o.summary_only() if summary_only else o
         for key, v in st.items():
             stats[key] = stats.get(key, 0) + v
         if progress is not None:

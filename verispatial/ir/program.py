@@ -182,10 +182,10 @@ class Semaphore:
 class Group:
     """A multicast rectangle ``rect = (x0, y0, x1, y1)`` (inclusive) and its ``sender``.
 
-    The rectangle is a set of sites: corners in either order name the same one. The order a kernel must give them in
-    is its NoC's (start <= end on NoC 0, end <= start on NoC 1; the other order is a wrap-around multicast), an
-    encoding the program format does not carry: the tt-metal front end checks it and writes the lower corner first
-    (``frontends/ttmetal/api.py`` ``mcast_rect``, docs/semantics.md "Acknowledgement counts").
+    The rectangle is a set of sites, lower corner first (``validate`` refuses the other order). The order a kernel
+    must give its corners in is its NoC's (start <= end on NoC 0, end <= start on NoC 1; the other order is a
+    wrap-around multicast), an encoding the program format does not carry: the tt-metal front end checks it and writes
+    the lower corner first (``frontends/ttmetal/api.py`` ``mcast_rect``, docs/semantics.md "Acknowledgement counts").
     Non-loopback (the default) excludes the sender from the destinations (reference §1.2).
     """
 
@@ -264,6 +264,17 @@ def landing_order_text(key: LandingOrder) -> str:
     """A landing order as messages name it: ``VC 4 to (1,0)-(3,2)`` (``vc_text``)."""
     x0, y0, x1, y1 = key[1]
     return f"{vc_text(key[0])} to ({x0},{y0})-({x1},{y1})"
+
+
+def apart_text(flag: LandingOrder, data: LandingOrder) -> str:
+    """What separates two landing orders (a flag's and its data's), as reasons say it: ``another channel (no order
+    across channels)``, ``another rectangle (...)``, or both; "" for one landing order."""
+    channel, rect = flag[0] != data[0], flag[1] != data[1]
+    if channel and rect:
+        return "another channel and another rectangle (no order across channels or destinations)"
+    if channel:
+        return "another channel (no order across channels)"
+    return "another rectangle (no order across destinations)" if rect else ""
 
 
 @attrs.frozen

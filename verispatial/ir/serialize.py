@@ -1030,6 +1030,12 @@ class _CyclesPaused:
 
     def __enter__(self) -> None:
         self.was = gc.isenabled()
+        if self.was and gc.get_freeze_count() == 0:
+            # The young objects from before are handed to the oldest generation on exit: their cyclic garbage (the
+            # last certify's solver objects) is collected first, over the young generations only, or it would
+            # wait for a full collection that moved objects never set off (a gate's memory grew by each program's
+            # solver garbage, 16 MB a program; benchmarks/bench_gate_memory.py)
+            gc.collect(1)
         gc.disable()
 
     def __exit__(self, kind: type[BaseException] | None, _e: BaseException | None,

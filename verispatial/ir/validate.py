@@ -340,6 +340,13 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         dests.append(g.destinations() if in_mesh else ())
         if not (0 <= g.sender.x < mesh_x and 0 <= g.sender.y < mesh_y):  # _in_mesh
             bad(f"group {g.id}", f"sender {g.sender} is outside the mesh")
+        if g.rect != g.corners:
+            # docs/semantics.md "Acknowledgement counts": a kernel's corners against its NoC's direction are a
+            # wrap-around multicast to cores outside the rectangle (internal/debug/sanitize.h:563-564), and the format
+            # carries no NoC to tell which was meant, so only the lower corner first is a rectangle
+            bad(f"group {g.id}", f"rect {list(g.rect)} is not lower corner first (x0 <= x1, y0 <= y1): corners in the "
+                                 "other order may be a wrap-around multicast, which the format cannot say (the "
+                                 f"sites' rectangle is {list(g.corners)})")
         if not in_mesh:
             bad(f"group {g.id}", f"rectangle {list(g.rect)} leaves the mesh")
         elif not dests[-1]:

@@ -22,7 +22,7 @@ def _expected(o: Outcome) -> str:
 
 def _obligations(o: Outcome) -> str:
     if o.report is None:
-        return "-"
+        return f"{o.proved[0]}/{o.proved[1]}" if o.proved is not None else "-"
     if o.how == "replayed":
         return f"{len(o.report.results)} replayed"
     bad = sum(1 for r in o.report.results if r.verdict != Verdict.PROVED)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
 import attrs
@@ -41,12 +42,14 @@ from verispatial.ir.ops import McastSend, McastSetValid, Op, Pop, Push, SemIncMc
 from verispatial.ir.program import (
     Buffer,
     Program,
+    apart_text,
     landing_order,
     landing_order_of,
     landing_order_text,
     landings_may_reorder,
     walk,
 )
+from verispatial.petri.position import path_text
 
 
 def _dest_buffers(a: Analysis, lf: Leaf) -> list[Buffer]:
@@ -407,9 +410,17 @@ def _landing_twice_result(name: str, again: tuple[bool, str]) -> Result:
 
 def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, int]:
     """A flag word owned by ``engine`` whose every flag is preceded, in its sender's program and in the same loop
-    body, by a data multicast into ``br``'s cb index with no other multicast between (a flush, a reset of the ready
-    counter or any other op may sit between): flags and data multicasts pair one to one; and the pages each flag
-    announces."""
+    body, by a data multicast into ``br``'s cb index with no other multicast reaching ``br``'s site between (a flush,
+    a reset of the ready counter, a multicast or flag to other cores or any other op may sit between): flags and data
+    multicasts pair one to one; and the pages each flag announces. A write that does not reach ``br``'s site lands
+    nothing there, so it neither fills the pages nor shows them (data to receiver 1, data to receiver 2, flag 1,
+    flag 2 pairs each flag with its own receiver's data, as the interleaved order does); that each flag lands after
+    its data at the site is ``async-flag-overtake``'s."""
+    groups = a.program.groups
+
+    def elsewhere(op: Op) -> bool:
+        return isinstance(op, (McastSend, McastSetValid, SemIncMcast)) and br.site not in groups[op.group].destinations()
+
     for w in a.words.values():
         if w.kind != "flag" or w.owner != engine or w.site != br.site or not w.flags:
             continue
@@ -418,7 +429,8 @@ def _covering_flag(a: Analysis, engine: str, br: Buffer) -> tuple[Word | None, i
         for f in w.flags:
             leaves = a.views[f.engine].leaves
             i = f.index - 1
-            while i >= 0 and not isinstance(leaves[i].op, (McastSend, McastSetValid, SemIncMcast)):
+            while i >= 0 and (not isinstance(leaves[i].op, (McastSend, McastSetValid, SemIncMcast))
+                              or elsewhere(leaves[i].op)):
                 i -= 1
             prev = leaves[i] if i >= 0 else None
             if prev is None or prev.containers != f.containers or not isinstance(prev.op, McastSend):
@@ -712,7 +724,7 @@ def send(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
     srcs = {(tag, b, j, leaf) for j in ring_slots(skip, op.pages, c.caps[b])}
     # Until a write barrier it may not have landed at each destination core (``async-inc-overtake``).
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group, path), ("w",)}
 
 
 def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -> State:
@@ -738,32 +750,44 @@ def _send_pushed(c: EngineRun, op: McastSend, path: tuple[int, ...], s: State) -
                                               "after it reads (no read barrier between them)", (LATE,))
     srcs = {("sb", b, j, leaf) for j in mine}
     landing = {("rw", d, leaf) for d in c.p.groups[op.group].destinations()}
-    return s | srcs | landing | {("mw", op.vc, op.group), ("w",)}
+    return s | srcs | landing | {("mw", op.vc, op.group, path), ("w",)}
 
 
 def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) -> State:
     """noc_semaphore_set_multicast: ``async-flag-overtake`` when a data multicast may land after it at a core both
     reach: of its landing order (virtual channel and rectangle, ``ir.program.landing_order``), one that may not have
-    left (no Flush or WriteBarrier since: ``("mw", vc, group)``) on a target whose writes are not ordered; of another
-    (``ir.program.landings_may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", vc, group)`` or,
-    flushed, ``("mwf", vc, group)``; the NoC keeps no order across channels, tt-metal #55555, nor across
-    destinations, ``noc.h:23-30``). Its source word is in use until it leaves (``("sw", ...)``)."""
+    left (no Flush or WriteBarrier since: ``("mw", vc, group, path)``) on a target whose writes are not ordered; of
+    another (``ir.program.landings_may_reorder``), one that may not have landed (no WriteBarrier since: ``("mw", ...)``
+    or, flushed, ``("mwf", ...)``; the NoC keeps no order across channels, tt-metal #55555, nor across destinations,
+    ``noc.h:23-30``), the reason naming the data op, its landing order and which of the two differs. Its source word
+    is in use until it leaves (``("sw", ...)``)."""
     ordered = c.p.target.ordered_writes
     groups = c.p.groups
     key = landing_order(groups, op)
-    data = [(t[0], cast("int | None", t[1]), cast(int, t[2])) for t in s if t[0] in ("mw", "mwf")]
     dests = groups[op.group].destinations()
-    if any(landings_may_reorder(landing_order_of(groups, g, vc), groups[g].destinations(), key, dests)
-           for _kind, vc, g in data):
+    data = sorted((t[3], cast("int | None", t[1]), cast(int, t[2])) for t in s if t[0] in ("mw", "mwf"))  # type: ignore[misc]
+    overtaken = [(at, vc, g) for at, vc, g in data
+                 if landings_may_reorder(landing_order_of(groups, g, vc), groups[g].destinations(), key, dests)]
+    if overtaken:
+        at, vc, g = overtaken[0]
+        dkey = landing_order_of(groups, g, vc)
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
-             f"{landing_order_text(key)}, the data on another channel or to another rectangle (no order across "
-             "channels or destinations) and there is no write barrier between them")
-    elif not ordered and any(kind == "mw" and landing_order_of(groups, g, vc) == key for kind, vc, g in data):
+             f"{landing_order_text(key)}, the data ({_op_at(c, at)}) on {landing_order_text(dkey)}, "
+             f"{apart_text(key, dkey)}, and there is no write barrier between them")
+    elif not ordered and any(t[0] == "mw" and landing_order_of(groups, t[2], t[1]) == key for t in s):  # type: ignore[arg-type]
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
              f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")
     return s | {("sw", op.source, c.leaf_at[path]), ("w",)}
+
+
+def _op_at(c: EngineRun, path: object) -> str:
+    """The op at ``path`` (an op path held in a ``State`` tuple) of ``c``'s engine as a reason names it:
+    ``mcast_send at ops[4]``, with its source line (``sender.cpp:27``) when a front end recorded one."""
+    assert isinstance(path, tuple)
+    loc = c.view.program.source_of(path)
+    return f"mcast_send at {path_text(path)}" + (f", {Path(loc.file).name}:{loc.line}" if loc is not None else "")
 
 
 #: The per-engine handlers of this family's op classes (``certify/rules.py`` assembles its table from these).

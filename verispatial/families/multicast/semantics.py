@@ -18,7 +18,7 @@ from verispatial.families.noc import semantics as noc
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid, SemIncMcast, op_text
-from verispatial.ir.program import Program, landing_order_text, walk
+from verispatial.ir.program import LandingOrder, Program, apart_text, landing_order_text, walk
 from verispatial.petri.pending import MCAST, VALID
 from verispatial.petri.position import Violation
 
@@ -147,12 +147,17 @@ def set_valid(it: Interp, s: State, e: int, pc: PC, op: McastSetValid, out: list
     order across channels, tt-metal #55555, nor across destinations, ``noc.h:23-30``)."""
     path, iters = pc
     mine = it.order[e][path]
-    across = sorted({b for b, g, vc, _flushed in s.mc_since[e] if it.may_reorder(g, vc, op.group, op.vc)})
+    apart = sorted((b, vc if vc is not None else -1, g) for b, g, vc, _flushed in s.mc_since[e]
+                   if it.may_reorder(g, vc, op.group, op.vc))
+    across = sorted({b for b, _vc, _g in apart})
     early = sorted({b for b, g, vc, flushed in s.mc_since[e]
                     if (vc, it.program.groups[g].corners) == mine and not (it.ordered or flushed)})
     if across or early:
-        why = (f"no write_barrier between them and it travels on {landing_order_text(mine)}, they on another channel "
-               "or to another rectangle (no order across channels or destinations)" if across else
+        if across:  # the first such data multicast's landing order, named beside the flag's
+            b0, vc0, g0 = apart[0]
+            theirs: LandingOrder = (None if vc0 == -1 else vc0, it.program.groups[g0].corners)
+        why = (f"no write_barrier between them and it travels on {landing_order_text(mine)}, b{b0}'s on "
+               f"{landing_order_text(theirs)}: {apart_text(mine, theirs)}" if across else
                f"no flush/write_barrier between them and {it.program.target.name} does not order writes")
         bufs = ", ".join(f"b{b}" for b in (across or early))
         it._v(out, R.ASYNC_FLAG_OVERTAKE, e, pc,

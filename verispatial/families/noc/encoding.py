@@ -10,9 +10,9 @@ Facts of the per-engine abstract state this family keeps (``certify/rules.py`` l
 - ``("sb", b, slot, leaf)``: ring slot ``(pushed + slot) mod capacity`` is the source of this engine's multicast
   from the back (leaf index ``leaf``) that may not have left; ``("sf", b, slot, leaf)`` the same relative to the
   read pointer for a write or multicast from the front; ``("sw", sem, leaf)`` the engine's word of ``sem`` is the
-  source of a flag multicast that may not have left; ``("mw", vc, group)``: a data multicast on virtual channel
-  ``vc`` to ``group`` (its landing order, ``ir.program.landing_order``) since the last Flush or WriteBarrier, ``("mwf",
-  vc, group)`` one a Flush saw leave and no WriteBarrier followed;
+  source of a flag multicast that may not have left; ``("mw", vc, group, path)``: the data multicast at op path
+  ``path`` on virtual channel ``vc`` to ``group`` (its landing order, ``ir.program.landing_order``) since the last
+  Flush or WriteBarrier, ``("mwf", vc, group, path)`` one a Flush saw leave and no WriteBarrier followed;
 - ``("w",)``: a write or multicast not yet covered by a WriteBarrier; ``("a",)``: an increment not yet covered by an
   AtomicBarrier; ``("rw", site, leaf)``: the remote write or data multicast at ``leaf`` may not have landed at core
   ``site`` (no WriteBarrier since), so an increment aimed there may overtake it (``async-inc-overtake``).
@@ -140,8 +140,8 @@ def inline_write(c: EngineRun, op: InlineWrite, path: tuple[int, ...], s: State)
 
 
 def flush(c: EngineRun, op: Flush, path: tuple[int, ...], s: State) -> State:
-    """noc_async_writes_flushed: every write and multicast left its source (a data multicast's ``("mw", vc, group)``
-    becomes ``("mwf", vc, group)``: left, maybe not landed)."""
+    """noc_async_writes_flushed: every write and multicast left its source (a data multicast's ``("mw", ...)`` becomes
+    ``("mwf", ...)``: left, maybe not landed)."""
     return frozenset(("mwf", *t[1:]) if t[0] == "mw" else t for t in s if t[0] not in ("sb", "sf", "sw", "sc"))
 
 

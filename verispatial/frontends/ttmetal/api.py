@@ -583,6 +583,7 @@ def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
     if not isinstance(dst, V.RemoteAddr):
         r.refuse("one-word write to an address not from get_noc_addr", n, r.text(nodes[0]))
     sem = _sem_of(r, dst.target, nodes[0])
+    unicast_vc_arg(r, vals, nodes, 4, n)  # dataflow_api.h:2199, 2221
     r.emit(InlineWrite(sem, dst.site, r.int_of(vals[1], nodes[1], "inline write value")), n)
 
 
@@ -764,7 +765,7 @@ def _classic_stateful(kind: str) -> Handler:
             _explicit_noc(r, vals, nodes, {"read_one_packet_set_state": 3, "read_set_state": 1,
                                           "write_one_packet_set_state": 2, "write_set_state": 1}[kind], n)
             # the VC the later with_state writes issue on: :982, :1054
-            vc = None if read else own_write_vc(r, vals, nodes, 3 if one else 2, n)
+            vc = None if read else own_write_vc(r, vals, nodes, 3 if one else 2, n, unicast=True)
             _set_state(r, key, vals[0], vals[1] if one else None, one, n, vc)
             return None
         _need(r, vals, 2 if one else 3, n, name)
@@ -793,7 +794,7 @@ def _one_packet_transfer(read: bool) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 3, n, name)
         _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:515-519, :840-844
-        vc = None if read else own_write_vc(r, vals, nodes, 4, n)  # :845
+        vc = None if read else own_write_vc(r, vals, nodes, 4, n, unicast=True)  # :845
         if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
             r.refuse(f"posted {name}", n, r.text(n))
         size = vals[2]
@@ -870,7 +871,7 @@ def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], 
 def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_write")
     _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:875-879
-    with r.on_vc(own_write_vc(r, vals, nodes, 4, n)):  # :880
+    with r.on_vc(own_write_vc(r, vals, nodes, 4, n, unicast=True)):  # :880
         write_from(r, vals[0], vals[1], vals[2], n)
 
 
@@ -1012,7 +1013,7 @@ def _mcast_write(loopback: bool) -> Handler:
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         if isinstance(dst.target, V.SemAddr):
             r.refuse("data multicast onto a semaphore word", n, r.text(n))
-        with r.on_vc(own_write_vc(r, vals, nodes, 6, n)):  # dataflow_api.h:952
+        with r.on_vc(own_write_vc(r, vals, nodes, 6, n, unicast=False)):  # dataflow_api.h:952
             mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target, _noc_arg(r, vals, nodes, 5))
 
     return h
@@ -1057,6 +1058,7 @@ def _sem_wait(cond: WaitCond) -> Handler:
 def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 2, n, "noc_semaphore_inc")
     _own_noc_arg(r, vals, nodes, 2, n)  # (addr, incr, noc_id): dataflow_api.h:2397-2398
+    unicast_vc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:2392, 2398
     if targs and targs[0].text.strip() == b"true":
         # noc_semaphore_inc<posted = true>: no acknowledgement to wait for, which SemInc (non-posted) cannot say
         r.refuse("posted noc_semaphore_inc", n)
@@ -1089,40 +1091,76 @@ def _own_noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n:
 #: (``tt_metal/hw/inc/internal/dataflow/dataflow_api_common.h:62-64``, Wormhole and Blackhole).
 WRITE_VCS = {"NOC_UNICAST_WRITE_VC": 1, "NOC_MULTICAST_WRITE_VC": 4}
 
+#: The channels a unicast write may name: "0-3 (Unicast VCs)" in the ``vc`` row of every unicast write call's table
+#: (``api/dataflow/dataflow_api.h:834`` noc_async_write_one_packet, ``:976`` its set_state, ``:1048``
+#: noc_async_write_set_state, ``:1162`` the PCIe set_state, ``:2199`` noc_inline_dw_write, ``:2298`` its set_state,
+#: ``:2392`` noc_semaphore_inc); ``noc_async_write`` and Metal 2.0 ``noc.async_write`` issue through the same
+#: ``noc_async_write_impl`` (``:880``, ``api/dataflow/noc.h:449-455``). The multicast channels are another class
+#: (``NOC_MULTICAST_WRITE_VC`` 4), and the vendor states no order between a unicast and a multicast packet.
+UNICAST_VCS = range(4)
 
-def own_write_vc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n: Any) -> int | None:
+
+def own_write_vc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n: Any, *,
+                 unicast: bool) -> int | None:
     """A classic write's ``vc`` argument at position ``at``: None when absent (the call's own, ``KernelReader.write_vc``),
     else its value, a ``WRITE_VCS`` macro or a number known statically (``McastSend.vc``: across two VCs the NoC keeps
     no order, "arbitrary reordering", tt-isa-documentation ``WormholeB0/NoC/Ordering.md``, tt-metal #55555, which the
-    checker decides from each write's channel). One not known statically, or not a channel of the NoC, is refused by
-    name."""
+    checker decides from each write's channel). One not known statically, not a channel of the NoC, or, for a
+    ``unicast`` call, not in ``UNICAST_VCS``, is refused by name."""
     if r.survey or len(vals) <= at:
         return None
     text = r.text(nodes[at]).strip()
-    return WRITE_VCS[text] if text in WRITE_VCS else _channel(r, vals[at], text, n)
+    if text in WRITE_VCS:
+        return _in_class(r, WRITE_VCS[text], f"{text} = {WRITE_VCS[text]}", n, unicast=unicast)
+    return _channel(r, vals[at], text, n, unicast=unicast)
 
 
 def opts_vc(r: KernelReader, opts: Any, n: Any) -> int:
-    """The virtual channel an object-API write's ``noc_opts`` argument ``opts`` (its value; None when absent) names:
-    ``NocOptVals.vc``, ``NOC_UNICAST_WRITE_VC`` when not designated (api/dataflow/noc.h:104-105); one not known
-    statically is refused by name."""
+    """The virtual channel an object-API unicast write's ``noc_opts`` argument ``opts`` (its value; None when absent)
+    names: ``NocOptVals.vc``, ``NOC_UNICAST_WRITE_VC`` when not designated (api/dataflow/noc.h:104-105); one not known
+    statically, or not in ``UNICAST_VCS``, is refused by name."""
     if opts is None:
         return WRITE_VCS["NOC_UNICAST_WRITE_VC"]
     if not isinstance(opts, V.Designated):
         r.refuse("NoC write on a virtual channel not known statically", n, f"{r.text(n)}: noc_opts not designated")
     vc = opts.get("vc")
-    return WRITE_VCS["NOC_UNICAST_WRITE_VC"] if vc is None else _channel(r, vc, f"noc_opts.vc {vc}", n)
+    if vc is None:
+        return WRITE_VCS["NOC_UNICAST_WRITE_VC"]
+    return _channel(r, vc, "noc_opts.vc", n, unicast=True)
 
 
-def _channel(r: KernelReader, v: Any, text: str, n: Any) -> int:
-    """A write's virtual channel ``v`` (``text``: as the call writes it) as a number below ``NOC_VCS``; refused by
-    name otherwise."""
+def unicast_vc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n: Any) -> None:
+    """The ``vc`` argument at position ``at`` of a unicast call whose op carries no channel (``InlineWrite``,
+    ``SemInc``: the model orders them by their barriers only, so the channel decides nothing): one known statically
+    outside ``UNICAST_VCS`` or the NoC's channels is refused by name, as for the writes that carry it."""
+    if r.survey or len(vals) <= at:
+        return
+    v = vals[at]
+    if isinstance(v, V.Sym) and v.is_const:
+        _channel(r, v, r.text(nodes[at]).strip(), n, unicast=True)
+
+
+def _channel(r: KernelReader, v: Any, text: str, n: Any, *, unicast: bool) -> int:
+    """A write's virtual channel ``v`` (``text``: the argument as the call writes it) as a number below ``NOC_VCS``,
+    and for a ``unicast`` call in ``UNICAST_VCS``; refused by name otherwise. The detail names the channel argument
+    first: the statement itself follows in the refusal."""
     if not (isinstance(v, V.Sym) and v.is_const):
-        r.refuse("NoC write on a virtual channel not known statically", n, f"{r.text(n)}: VC {text}")
-    if not 0 <= v.const < NOC_VCS:
+        r.refuse("NoC write on a virtual channel not known statically", n, f"the vc argument {text}")
+    return _in_class(r, v.const, text if text == str(v.const) else f"{text} = {v.const}", n, unicast=unicast)
+
+
+def _in_class(r: KernelReader, vc: int, said: str, n: Any, *, unicast: bool) -> int:
+    """``vc`` (the channel argument as ``said``) if it is a channel of the NoC and, for a ``unicast`` call, in
+    ``UNICAST_VCS``; refused by name otherwise."""
+    if not 0 <= vc < NOC_VCS:
         r.refuse("NoC write on a virtual channel not of the NoC", n,
-                 f"{r.text(n)}: VC {v.const}, the NoC has {NOC_VCS} (noc_parameters.h NOC_VCS)")
-    return v.const
+                 f"the vc argument {said}: the NoC has VCs 0-{NOC_VCS - 1} (noc_parameters.h NOC_VCS; refused rather "
+                 "than read as the parameter's low bits)")
+    if unicast and vc not in UNICAST_VCS:
+        r.refuse("NoC unicast write on a virtual channel not of the unicast class", n,
+                 f"the vc argument {said}: a unicast write's vc is 0-3 (Unicast VCs), dataflow_api.h:834, 976, "
+                 "1048, 1162")
+    return vc
 
 
 def _sem_set_mcast(loopback: bool) -> Handler:
@@ -1132,7 +1170,7 @@ def _sem_set_mcast(loopback: bool) -> Handler:
         if not isinstance(dst, V.McastAddr):
             r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[1]))
         sem = _sem_of(r, dst.target, nodes[1])
-        vc = own_write_vc(r, vals, nodes, 5, n)  # dataflow_api.h:1777
+        vc = own_write_vc(r, vals, nodes, 5, n, unicast=False)  # dataflow_api.h:1777
         rect = mcast_rect(r, dst.rect, loopback, _noc_arg(r, vals, nodes, 4), n)
         g = r.shared.group(r.site, rect, loopback)
         with r.on_vc(vc):
