@@ -416,6 +416,15 @@ def test_a_condition_on_values_in_the_word_is_folded(tmp_path: Path, cond: str, 
     ["    if (0xFFFFFFFFull + 1 == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
     ["    uint64_t big = 65536;", "    big = big * 65536;",
      "    if (big != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    # below 0 in 64 bits: 2**64 - 1, not the word 0xFFFFFFFF (g++ takes the else branch of each)
+    ["    uint64_t a = 0;", "    if (a - 1 == 0xFFFFFFFF) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    ["    uint64_t a = 0;", "    uint64_t c = a - 1;",
+     "    if (c == 0xFFFFFFFF) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    ["    uint64_t a = 0;", "    if (~a == 0xFFFFFFFF) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    ["    uint64_t a = 1;", "    if (-a == 0xFFFFFFFF) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    # an auto variable's type is not deduced: it may be 64 bits
+    ["    uint64_t a = 65536;", "    auto b = a;",
+     "    if (b * b == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
 ])
 def test_a_64_bit_value_past_the_word_is_refused_not_wrapped(tmp_path: Path, lines: list[str]) -> None:
     """The RISC's words are 32 bits, C++'s ``uint64_t`` / ``long long`` 64: ``65536ull * 65536ull != 0`` is true on

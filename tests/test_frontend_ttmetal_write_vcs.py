@@ -149,9 +149,9 @@ def test_a_flag_multicast_on_a_vc_of_its_own_is_refuted(tmp_path: Path, target: 
 
 
 @pytest.mark.parametrize(("calls", "channels", "overtaken"), [
-    # the data multicast on the unicast VC, the flag on the multicast VC
-    (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_UNICAST_WRITE_VC);") + "\n        "
-     + FLAG_MCAST, [("McastSend", 1), ("McastSetValid", 4)], 1),
+    # the data multicast on another multicast VC (6), the flag on the multicast VC
+    (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, 6);") + "\n        "
+     + FLAG_MCAST, [("McastSend", 6), ("McastSetValid", 4)], 1),
     # a unicast write on another unicast VC (3), the flag multicast on its own (4): two VCs, refuted
     ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb), noc_index, 3);\n        " + FLAG_MCAST,
      [("McastSend", 3), ("McastSetValid", 4)], 1),
@@ -287,3 +287,20 @@ def _copy_with(tmp_path: Path, edit: Any) -> Path:
     host = tmp_path / "host.yaml"
     host.write_text(yaml.safe_dump(d))
     return host
+
+
+@pytest.mark.parametrize(("calls", "said"), [
+    (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, NOC_UNICAST_WRITE_VC);") + "\n        "
+     + FLAG_MCAST, "NOC_UNICAST_WRITE_VC = 1"),
+    (DATA_MCAST.replace("num_dests);", "num_dests, false, noc_index, 1);") + "\n        "
+     + "noc_semaphore_set_remote(receiver_sem_addr, get_noc_addr(x0, y0, receiver_sem_addr));", "1"),
+])
+def test_a_multicast_call_on_a_channel_of_the_unicast_class_is_refused_at_its_line(tmp_path: Path, calls: str,
+                                                                                  said: str) -> None:
+    """A multicast on VC 1 to the one core a unicast flag on VC 1 then sets: read as one channel and one rectangle,
+    the two were ordered and the program proved with no barrier between, although the vendor states no order between
+    a unicast and a multicast packet (the mirror of a unicast call on a multicast channel): refused by name."""
+    with pytest.raises(Refused, match="NoC multicast write on a virtual channel of the unicast class") as e:
+        import_host(_host(tmp_path, "wormhole_b0", calls))
+    assert e.value.loc.line == FLAG_LINE - 1
+    assert f"the vc argument {said}: unicast writes use VCs 0-3" in str(e.value)

@@ -1160,6 +1160,13 @@ def _in_class(r: KernelReader, vc: int, said: str, n: Any, *, unicast: bool) -> 
         r.refuse("NoC unicast write on a virtual channel not of the unicast class", n,
                  f"the vc argument {said}: a unicast write's vc is 0-3 (Unicast VCs), dataflow_api.h:834, 976, "
                  "1048, 1162")
+    if not unicast and vc in UNICAST_VCS:
+        # The model orders two writes of one channel and one rectangle; a multicast on a unicast channel would
+        # share that order with a unicast to its one core, an order the vendor does not state (UNICAST_VCS).
+        r.refuse("NoC multicast write on a virtual channel of the unicast class", n,
+                 f"the vc argument {said}: unicast writes use VCs 0-3 (dataflow_api.h:834), multicasts "
+                 f"NOC_MULTICAST_WRITE_VC = {WRITE_VCS['NOC_MULTICAST_WRITE_VC']} (dataflow_api_common.h:62-64); "
+                 "no order between a unicast and a multicast packet is stated")
     return vc
 
 

@@ -2804,10 +2804,11 @@ class KernelReader:
                 unsigned = self.declared_as(c.child_by_field_name("left"), _UNSIGNED_WORDS) or self.declared_as(
                     c.child_by_field_name("right"), _UNSIGNED_WORDS)
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
-                    if _word(lv.const) != lv.const or _word(rv.const) != rv.const:
-                        if self.wide(c):  # C++ compares 64-bit values the word would wrap: not followed
-                            self.refuse("comparison of a 64-bit value past 32 bits", c,
-                                        f"{self.text(c)}: {lv.const} and {rv.const} (64-bit arithmetic not followed)")
+                    if not (_u32(lv.const) and _u32(rv.const)) and self.wide(c):
+                        # a 64-bit value below 0 or past the word: C++ compares it in 64 bits (``a - 1`` of a
+                        # uint64_t 0 is 2**64 - 1, not the word 0xFFFFFFFF), which the reading does not follow
+                        self.refuse("comparison of a 64-bit value past 32 bits", c,
+                                    f"{self.text(c)}: {lv.const} and {rv.const} (64-bit arithmetic not followed)")
                     if unsigned:  # a uint32_t variable against an int: C++ compares the two as unsigned words
                         return _holds(op, lv.const % (1 << 32) - rv.const % (1 << 32))
                     return self.compare(op, lv.const, rv.const, c, signed)
@@ -2929,7 +2930,7 @@ class KernelReader:
 
     def wide(self, n: Any) -> bool:
         """Whether expression ``n`` may compute in 64 bits as far as its text says: a literal with an ``ll`` suffix, a
-        64-bit type named in it (a cast, ``static_cast<uint64_t>``) or a variable declared with one. The reading's
+        64-bit type named in it (a cast, ``static_cast<uint64_t>``) or a variable declared with one (or ``auto``). The reading's
         numbers are words of the RISC (``_word``): its cores are 32-bit (``-march=rv32im...``, ttnn 0.81.1
         ``tt_metal/tt-llk/tests/python_tests/helpers/test_config.py:134``; ``long`` is 32 bits there, ``long long``
         and ``uint64_t`` 64), so a 64-bit value past the word is one the reading would wrap where C++ does not."""
@@ -3091,6 +3092,9 @@ class KernelReader:
                 if a.is_const and op in ("!", "not"):
                     return V.const(int(not a.const))
                 if a.is_const and op == "~":
+                    if self.wide(n):  # the complement of a 64-bit value is 64 bits wide, not the word's
+                        return V.Opaque(f"{self.text(n)}: the complement of a 64-bit value (64-bit arithmetic "
+                                        "not followed)")
                     return V.const(~a.const & 0xFFFFFFFF)
             return V.Opaque(f"{op} of {self.text(n)}")
         if t == "update_expression":
@@ -4018,7 +4022,7 @@ class KernelReader:
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
-        if (_word(a.const) != a.const or _word(b.const) != b.const) and self.wide(n):
+        if not (_u32(a.const) and _u32(b.const)) and self.wide(n):
             return V.Opaque(f"{self.text(n)}: a 64-bit operand past 32 bits (64-bit arithmetic not followed)")
         r = _fold(op, a.const, b.const)
         return V.Opaque(f"{self.text(n)}" + (f": {r}" if isinstance(r, str) else "")) if not isinstance(
@@ -5731,10 +5735,16 @@ def _issues(n: Any) -> bool:
 
 
 def _wide_type(text: str) -> bool:
-    """Whether a type's text names a 64-bit integer type of the RISC (``uint64_t``, ``int64_t``, ``long long``;
-    ``KernelReader.wide``)."""
-    words = text.replace("std::", "").replace("*", " ").split()
-    return "uint64_t" in words or "int64_t" in words or words.count("long") >= 2
+    """Whether a type's text names, or may deduce, a 64-bit integer type of the RISC (``uint64_t``, ``int64_t``,
+    ``long long``; ``auto`` and ``decltype``, whose type the reading does not deduce; ``KernelReader.wide``)."""
+    words = text.replace("std::", "").replace("*", " ").replace("(", " ").split()
+    return "uint64_t" in words or "int64_t" in words or words.count("long") >= 2 or "auto" in words or \
+        "decltype" in words
+
+
+def _u32(x: int) -> bool:
+    """Whether ``x`` is a value of a uint32_t, where 32- and 64-bit arithmetic agree."""
+    return 0 <= x < 1 << 32
 
 
 def _fold(op: str, x: int, y: int) -> int | str | None:
