@@ -222,3 +222,16 @@ def test_a_kernel_writing_the_stated_tensor_breaks_the_claim(tmp_path: Path) -> 
     with pytest.raises(Refused, match="stated tensor data does not decide") as e:
         import_host(path)
     assert "writes pos" in str(e.value)
+
+
+def test_an_int32_word_may_be_stated_signed(tmp_path: Path) -> None:
+    """-1, the usual "skip" position of an int32 tensor, is the word 0xFFFFFFFF the L1 holds: stating it signed or
+    unsigned reads the same program; a uint32 tensor's word is 0..4294967295 only."""
+    def counts(values: list[int]) -> list[int]:
+        p = import_host(_host(tmp_path, pos={"values": values}))
+        return sorted(op.count for ep in p.programs for op in walk(ep.ops) if isinstance(op, Loop))
+
+    assert counts([-2]) == counts([4294967294])
+    with pytest.raises(ParseError, match="not a uint32 word") as e:
+        import_host(_host(tmp_path, pos={"dtype": "uint32", "values": [-1]}))
+    assert "tensors[2].values" in str(e.value)

@@ -579,6 +579,10 @@ def _stated_values(t: dict[str, Any], where: str, target: Target) -> None:
                                 f"{t['name']!r} is {t['role']}")
     if dtype not in ("int32", "uint32"):
         raise ParseError(where, f"stated words are 32-bit: {t['name']!r} is {dtype}, not int32 or uint32")
+    low = next((v for v in t["values"] if v < 0), None)
+    if low is not None and dtype != "int32":
+        raise ParseError(where, f"{low} is not a uint32 word of {t['name']!r} (0..4294967295; a signed word is stated "
+                                "of an int32 tensor only)")
     if len(t["values"]) * 4 > target.bytes_per_tile(dtype):
         raise ParseError(where, f"{len(t['values'])} words are past the {target.bytes_per_tile(dtype)} B of "
                                 f"{t['name']!r}'s page 0")

@@ -3629,7 +3629,8 @@ class KernelReader:
         pointer taken before a push of this engine since (the page it points at was pushed: its reads landed,
         ``async-read-publish``). Raises ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core
         (``assemble`` reads the kernel again after the others); the claim is checked against the whole program."""
-        stated_data = {t["name"]: tuple(t["values"]) for t in self.host.tensors if "values" in t}
+        # the words as the L1 holds them: an int32 tensor's -1 is 0xFFFFFFFF (the schema's signed form)
+        stated_data = {t["name"]: tuple(v % (1 << 32) for v in t["values"]) for t in self.host.tensors if "values" in t}
         if not stated_data or self.survey or at.elem != stated.WORD or not isinstance(at.offset, V.Sym) or \
                 not at.offset.is_const:
             return None
