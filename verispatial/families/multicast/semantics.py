@@ -18,7 +18,7 @@ from verispatial.families.noc import semantics as noc
 from verispatial.families.semaphores import semantics as semaphores
 from verispatial.ir import rules as R
 from verispatial.ir.ops import McastSend, McastSetValid, SemIncMcast, op_text
-from verispatial.ir.program import LandingOrder, Program, apart_text, landing_order_text, walk
+from verispatial.ir.program import LandingOrder, Program, apart_text, landing_order_of, landing_order_text, walk
 from verispatial.petri.pending import MCAST, VALID
 from verispatial.petri.position import Violation
 
@@ -147,15 +147,17 @@ def set_valid(it: Interp, s: State, e: int, pc: PC, op: McastSetValid, out: list
     order across channels, tt-metal #55555, nor across destinations, ``noc.h:23-30``)."""
     path, iters = pc
     mine = it.order[e][path]
-    apart = sorted((b, vc if vc is not None else -1, g) for b, g, vc, _flushed in s.mc_since[e]
-                   if it.may_reorder(g, vc, op.group, op.vc))
-    across = sorted({b for b, _vc, _g in apart})
+    groups = it.program.groups
+    # buffer first, then channel (none before 0) and group: the data multicast the reason names is the first
+    apart = sorted(((b, g, vc) for b, g, vc, _flushed in s.mc_since[e] if it.may_reorder(g, vc, op.group, op.vc)),
+                   key=lambda t: (t[0], -1 if t[2] is None else t[2], t[1]))
+    across = sorted({b for b, _g, _vc in apart})
     early = sorted({b for b, g, vc, flushed in s.mc_since[e]
-                    if (vc, it.program.groups[g].corners) == mine and not (it.ordered or flushed)})
+                    if landing_order_of(groups, g, vc) == mine and not (it.ordered or flushed)})
     if across or early:
         if across:  # the first such data multicast's landing order, named beside the flag's
-            b0, vc0, g0 = apart[0]
-            theirs: LandingOrder = (None if vc0 == -1 else vc0, it.program.groups[g0].corners)
+            b0, g0, vc0 = apart[0]
+            theirs: LandingOrder = landing_order_of(groups, g0, vc0)
         why = (f"no write_barrier between them and it travels on {landing_order_text(mine)}, b{b0}'s on "
                f"{landing_order_text(theirs)}: {apart_text(mine, theirs)}" if across else
                f"no flush/write_barrier between them and {it.program.target.name} does not order writes")
