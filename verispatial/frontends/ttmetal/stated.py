@@ -26,7 +26,7 @@ import attrs
 from verispatial.frontends.ttmetal.refusals import Refused
 from verispatial.ir.core import Site
 from verispatial.ir.ids import ID_BUFFER, op_ids
-from verispatial.ir.ops import Pop, Push, ReadTiles, Reserve, Wait
+from verispatial.ir.ops import Compute, InlineWrite, McastSend, Pop, Push, ReadTiles, Reserve, Wait, WriteTiles
 from verispatial.ir.program import EngineProgram, walk
 from verispatial.ir.source import SourceLoc
 
@@ -73,8 +73,6 @@ def check(claims: Iterable[Claim], programs: Iterable[EngineProgram], tile_bytes
     ``WriteTiles`` source) or a ``ReadTiles`` landing the claimed word at the claimed bytes; no op of another core
     names the buffer's index as a landing place.
     Raises ``Refused`` at the load whose claim fails, naming the op that breaks it."""
-    from verispatial.ir.ops import WriteTiles
-
     progs = list(programs)
     for c in claims:
         for ep in progs:
@@ -100,8 +98,6 @@ def check(claims: Iterable[Claim], programs: Iterable[EngineProgram], tile_bytes
 
 def _reads_only(op: object, cb: int) -> bool:
     """Whether ``op`` names buffer ``cb`` only as a source it reads."""
-    from verispatial.ir.ops import Compute, WriteTiles
-
     if isinstance(op, WriteTiles):
         return op.src == cb
     return isinstance(op, Compute)  # it unpacks; its results reach a buffer by a PackAcc
@@ -109,6 +105,4 @@ def _reads_only(op: object, cb: int) -> bool:
 
 def _lands_remotely(op: object) -> bool:
     """Whether ``op`` may land bytes in a buffer of another core (a multicast, a one-word write)."""
-    from verispatial.ir.ops import InlineWrite, McastSend
-
     return isinstance(op, (McastSend, InlineWrite))
