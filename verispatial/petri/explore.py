@@ -9,7 +9,7 @@ range.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -70,8 +70,10 @@ class ExploreResult:
     ``deadlocks``: the first deadlock found per trip assignment. ``violations``: the first violation found per
     rule at each op (rule, engine, op path; in the order found), so every place a rule breaks can be replayed.
     ``complete``: every reachable state of every assignment was visited (False when
-    ``max_states`` ran out; then "no deadlock" proves nothing). ``states``: states visited in all.
-    ``assignments``: the trip assignments searched (in order; the last may be partial when incomplete).
+    ``max_states`` ran out or the search stopped; then "no deadlock" proves nothing). ``states``: states visited in
+    all. ``assignments``: the trip assignments searched (in order; the last may be partial when incomplete).
+    ``stopped``: the search ended at a finding its ``stop`` accepted (``Exploration.run``); what it found is then
+    what a search without ``stop`` finds first.
     """
 
     program: str
@@ -80,6 +82,7 @@ class ExploreResult:
     complete: bool
     states: int
     assignments: tuple[dict[str, int], ...]
+    stopped: bool = False
 
     @property
     def verdict(self) -> str:
@@ -188,71 +191,124 @@ def explore(
     is checked at ``lo`` and ``hi`` regardless). Raises ``InvalidProgram`` for a structurally invalid program,
     ``ValueError`` for bad trip values.
     """
-    deadlocks: list[DeadlockFound] = []
-    found: dict[tuple[str, str, tuple[int, ...] | None], ViolationFound] = {}
-    visited_total = 0
-    complete = True
-    done: list[dict[str, int]] = []
+    return Exploration(program, trips, dyn).run(max_states)
 
-    for assignment in each_assignment(program, trips):
-        if visited_total >= max_states:
-            complete = False
-            break
-        done.append(assignment)
-        it = Interp(program, assignment, dyn, dyn_extremes=True)
-        s0, first = it.start()
-        k0 = s0.key()
-        parent: dict[Any, tuple[Any, Transition] | None] = {k0: None}
-        visited_total += 1
-        queue: deque[tuple[Any, State]] = deque([(k0, s0)])
-        deadlocked = False
 
-        def note(vs: list[Violation], trace_of: Any, last: Transition | None, states: int,
-                 it: Interp = it, parent: dict[Any, Any] = parent, assignment: dict[str, int] = assignment) -> None:
-            for v in vs:
-                where = (v.rule, v.position.engine, v.position.path)
-                if where in found:
+Finding = DeadlockFound | ViolationFound
+
+
+class Exploration:
+    """One breadth-first search of ``program`` (``explore``), made as far as it is asked and resumed from there:
+    ``run(max_states, stop)`` goes on until ``max_states`` states in all, or until a finding ``stop`` accepts, or
+    until every state was visited. The order of the states does not depend on where the search paused, so what a
+    run reports within ``max_states`` — each finding with the states visited when it was found — is what one search
+    capped at ``max_states`` reports, whatever was asked of it before (callers asking for different findings share
+    one walk instead of each walking the same states). Raises as ``explore`` does (``InvalidProgram`` at once,
+    ``ValueError`` for bad trip values at the first run)."""
+
+    def __init__(self, program: Program, trips: dict[str, int] | None = None,
+                 dyn: dict[str, int] | None = None) -> None:
+        self.program = program
+        self.deadlocks: list[DeadlockFound] = []
+        self.found: dict[tuple[str, str, tuple[int, ...] | None], ViolationFound] = {}
+        self.visited = 0
+        self.finished = False
+        self.done: list[dict[str, int]] = []
+        self._cap = 0
+        self._blocked = False  # the walk waits to visit a state past ``_cap``
+        self._fresh: list[Finding] = []
+        self._walk = self._search(trips, dyn)
+
+    def run(self, max_states: int, stop: Callable[[Finding], bool] | None = None) -> ExploreResult:
+        """The search within ``max_states`` states, stopped early at the first finding ``stop`` accepts (the
+        result's ``stopped``): made on from where it paused when it has not yet gone as far. Findings past
+        ``max_states`` (of an earlier, larger run) are left out."""
+        if stop is not None and any(stop(f) for f in self._within(max_states)):
+            return self._result(max_states, stopped=True)
+        self._fresh.clear()  # every finding so far was just offered to ``stop`` (or none is asked for)
+        self._cap = max_states
+        while not self.finished and self.visited <= max_states and not (self._blocked and self.visited >= max_states):
+            got = next(self._walk, None)
+            if got is None:
+                self.finished = True
+            self._blocked = bool(got)
+            fresh, self._fresh = self._fresh, []
+            if stop is not None and any(f.states <= max_states and stop(f) for f in fresh):
+                return self._result(max_states, stopped=True)
+        return self._result(max_states)
+
+    def _within(self, max_states: int) -> list[Finding]:
+        found: list[Finding] = [*self.deadlocks, *self.found.values()]
+        return [f for f in found if f.states <= max_states]
+
+    def _result(self, max_states: int, *, stopped: bool = False) -> ExploreResult:
+        return ExploreResult(
+            program=self.program.name,
+            deadlocks=tuple(d for d in self.deadlocks if d.states <= max_states),
+            violations=tuple(f for f in self.found.values() if f.states <= max_states),
+            complete=self.finished and self.visited <= max_states and not stopped,
+            states=min(self.visited, max_states),
+            assignments=tuple(self.done),
+            stopped=stopped,
+        )
+
+    def _search(self, trips: dict[str, int] | None, dyn: dict[str, int] | None) -> Iterator[bool]:
+        """The walk: yields False after each new finding (``_fresh``) and True whenever it would visit a state past
+        ``_cap`` (it waits there until ``_cap`` is raised)."""
+        program = self.program
+        for assignment in each_assignment(program, trips):
+            while self.visited >= self._cap:
+                yield True
+            self.done.append(assignment)
+            it = Interp(program, assignment, dyn, dyn_extremes=True)
+            s0, first = it.start()
+            k0 = s0.key()
+            parent: dict[Any, tuple[Any, Transition] | None] = {k0: None}
+            self.visited += 1
+            queue: deque[tuple[Any, State]] = deque([(k0, s0)])
+            deadlocked = False
+
+            def note(vs: list[Violation], trace_of: Any, last: Transition | None, states: int,
+                     it: Interp = it, parent: dict[Any, Any] = parent, assignment: dict[str, int] = assignment) -> None:
+                for v in vs:
+                    where = (v.rule, v.position.engine, v.position.path)
+                    if where in self.found:
+                        continue
+                    trace = _trace(parent, trace_of) + ([last] if last is not None else [])
+                    self.found[where] = f = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace), states)
+                    self._fresh.append(f)
+
+            note(first, k0, None, self.visited)
+            if self._fresh:
+                yield False
+            while queue:
+                key, s = queue.popleft()
+                moves = it.enabled(s)
+                if not moves:
+                    if it.all_finished(s):
+                        note(it.final_violations(s), key, None, self.visited)
+                    elif not deadlocked:
+                        deadlocked = True
+                        trace = _trace(parent, key)
+                        dl = DeadlockFound(dict(assignment), tuple(trace), _texts(it, trace), it.stuck(s), self.visited)
+                        self.deadlocks.append(dl)
+                        self._fresh.append(dl)
+                    if self._fresh:
+                        yield False
                     continue
-                trace = _trace(parent, trace_of) + ([last] if last is not None else [])
-                found[where] = ViolationFound(v, dict(assignment), tuple(trace), _texts(it, trace), states)
-
-        note(first, k0, None, visited_total)
-        while queue:
-            key, s = queue.popleft()
-            moves = it.enabled(s)
-            if not moves:
-                if it.all_finished(s):
-                    note(it.final_violations(s), key, None, visited_total)
-                elif not deadlocked:
-                    deadlocked = True
-                    trace = _trace(parent, key)
-                    deadlocks.append(DeadlockFound(dict(assignment), tuple(trace), _texts(it, trace), it.stuck(s),
-                                                   visited_total))
-                continue
-            for t in moves:
-                s2, vs = it.step(s, t, check=False)
-                if vs:
-                    note(vs, key, t, visited_total)
-                k2 = s2.key()
-                if k2 in parent:
-                    continue
-                if visited_total >= max_states:
-                    complete = False
-                    queue.clear()
-                    break
-                parent[k2] = (key, t)
-                visited_total += 1
-                if not visited_total & 1023:
-                    budget.check()
-                queue.append((k2, s2))
-        if not complete:
-            break
-
-    return ExploreResult(
-        program=program.name,
-        deadlocks=tuple(deadlocks),
-        violations=tuple(found.values()),
-        complete=complete,
-        states=visited_total,
-        assignments=tuple(done),
-    )
+                for t in moves:
+                    s2, vs = it.step(s, t, check=False)
+                    if vs:
+                        note(vs, key, t, self.visited)
+                        if self._fresh:
+                            yield False
+                    k2 = s2.key()
+                    if k2 in parent:
+                        continue
+                    while self.visited >= self._cap:
+                        yield True
+                    parent[k2] = (key, t)
+                    self.visited += 1
+                    if not self.visited & 1023:
+                        budget.check()
+                    queue.append((k2, s2))
