@@ -15,7 +15,7 @@ so only a deadlock the interpreter reaches in its own run refutes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -23,7 +23,7 @@ from verispatial.certify.reach import Decoded
 from verispatial.ir import rules as R
 from verispatial.ir.program import Program
 from verispatial.ir.serialize import dumps
-from verispatial.petri.explore import ExploreResult, explore
+from verispatial.petri.explore import DeadlockFound, Exploration, ExploreResult, ViolationFound
 from verispatial.petri.interp import SimResult, Transition, drive, replay, simulate
 from verispatial.petri.position import Position, Violation
 
@@ -34,31 +34,25 @@ EXPLORE_ENGINES = 6
 EXPLORE_STATES = 60_000
 
 
-_EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None, int], ExploreResult] = {}
+#: One search per (program, trips), made as far as it was asked (``Exploration``): several candidates of one run, and
+#: the families that ask after them, share its states instead of each walking them again.
+_EXPLORED: dict[tuple[str, tuple[tuple[str, int], ...] | None], Exploration] = {}
 
 
-def explored(program: Program, trips: dict[str, int] | None, max_states: int = EXPLORE_STATES) -> ExploreResult:
-    """The explorer's answer within ``max_states`` states, computed once per (program, trips, max_states): several
-    candidates of one run ask the same."""
-    key = (dumps(program), tuple(sorted(trips.items())) if trips else None, max_states)
-    if key not in _EXPLORED:
+def explored(program: Program, trips: dict[str, int] | None, max_states: int = EXPLORE_STATES,
+             wanted: Callable[[DeadlockFound | ViolationFound], bool] | None = None) -> ExploreResult:
+    """The explorer's answer within ``max_states`` states, stopped at the first finding ``wanted`` accepts when
+    given (a caller that seeks one finding need not walk the rest of the states). The search of (program, trips) is
+    made once and resumed as far as each caller asks; breadth first in a fixed order, what it reports within
+    ``max_states`` — and the first finding ``wanted`` accepts — is what a search capped at ``max_states`` reports,
+    so the answer does not depend on what was searched before."""
+    key = (dumps(program), tuple(sorted(trips.items())) if trips else None)
+    ex = _EXPLORED.get(key)
+    if ex is None:
         if len(_EXPLORED) > 16:
             _EXPLORED.clear()
-        _EXPLORED[key] = explore(program, trips=trips or None, max_states=max_states)
-    return _EXPLORED[key]
-
-
-def explored_within(program: Program, max_states: int) -> ExploreResult:
-    """A search of ``program`` from launch (every trip assignment) capped at ``max_states`` states or more: one
-    already made (by ``confirm_rule``, the deadlock family) when there is one, else one capped at ``max_states``.
-    Breadth first in a fixed order, a larger cap visits the same states first, so what it found within
-    ``max_states`` (``ViolationFound.states``, ``DeadlockFound.states``) is what the capped search finds: the answer
-    does not depend on what the cache held."""
-    text = dumps(program)
-    for (t, trips, cap), ex in _EXPLORED.items():
-        if t == text and trips is None and cap >= max_states:
-            return ex
-    return explored(program, None, max_states)
+        ex = _EXPLORED[key] = Exploration(program, trips or None)
+    return ex.run(max_states, wanted)
 
 
 def candidate_targets(d: Decoded) -> dict[str, Position]:
@@ -69,27 +63,28 @@ def candidate_targets(d: Decoded) -> dict[str, Position]:
     return out
 
 
-#: Whole runs (no stop) per (program, trips, seed): several candidates of one program replay against the same runs.
-#: The program object itself is kept with each entry, so its ``id`` stays unique while cached.
-_RUNS: dict[tuple[int, tuple[tuple[str, int], ...] | None, int | None], tuple[Program, SimResult]] = {}
+#: Whole runs (no stop) per (program, trips, seed, hold): several candidates of one program replay against the same
+#: runs. The program object itself is kept with each entry, so its ``id`` stays unique while cached.
+_RUNS: dict[tuple[int, tuple[tuple[str, int], ...] | None, int | None, bool], tuple[Program, SimResult]] = {}
 
 
 def _simulate(program: Program, trips: dict[str, int] | None, seed: int | None,
-              stop_on: Callable[[Violation], bool] | None = None) -> SimResult:
-    """``simulate(program, trips, seed=seed)``, stopped at the first violation ``stop_on`` accepts. The schedule
-    does not depend on where a run stops, so the whole run (computed once per (program, trips, seed) and cached)
+              stop_on: Callable[[Violation], bool] | None = None, *, hold: bool = False) -> SimResult:
+    """``simulate(program, trips, seed=seed, hold=hold)``, stopped at the first violation ``stop_on`` accepts. The
+    schedule does not depend on where a run stops, so the whole run (computed once per (program, trips, seed, hold)
+    and cached)
     tells whether a stopped one would stop: a run with no such violation is the whole run itself; one with it is
     run again with the stop, which ends at that violation (a loop of 2**31 reads shows its first overfull read at
     once instead of after the 100,000 probed steps). Either way the result does not depend on what the cache held
     (a certificate is a function of the program)."""
-    key = (id(program), tuple(sorted(trips.items())) if trips else None, seed)
+    key = (id(program), tuple(sorted(trips.items())) if trips else None, seed, hold)
     got = _RUNS.get(key)
     whole = got[1] if got is not None and got[0] is program else None
     if whole is not None and (stop_on is None or not any(stop_on(v) for v in whole.violations)):
         return whole
     if len(_RUNS) > 64:
         _RUNS.clear()
-    r = simulate(program, trips, seed=seed, stop_on=stop_on)
+    r = simulate(program, trips, seed=seed, stop_on=stop_on, hold=hold)
     if r.status != "violation" or stop_on is None:
         _RUNS[key] = (program, r)
     return r
@@ -145,6 +140,7 @@ def directed_plans(targets: dict[str, Position]) -> list[tuple[str, dict[str, An
         plans.append((f"drive to the candidate positions, {e} first", {"priority": [e]}))
         plans.append((f"drive to the candidate positions, {e} first, landings last", {"priority": [e], "lazy": True}))
     plans += [(f"drive to the candidate positions, random order seed {s}", {"seed": s}) for s in range(DIRECTED_SEEDS)]
+    plans.append(("drive to the candidate positions, departures last", {"hold": True}))
     return plans
 
 
@@ -270,20 +266,34 @@ def search_confirmed(search: Search | None, program: Program, comp: frozenset[st
 Hang = Callable[[SimResult], bool]
 
 
-def launch_schedules(program: Program) -> list[tuple[str, int | None]]:
-    """The schedules of the runs from launch, as (how, seed; None: round robin): round robin and ``SEEDS`` random
-    orders, only 2 for a program of more than 12 engines (each run costs as much as the whole program)."""
+class Launch(NamedTuple):
+    """One schedule of a run from launch: ``how`` the counterexample names it by, ``seed`` (None: round robin) and
+    ``hold`` (departures last: ``simulate``'s ``hold``)."""
+
+    how: str
+    seed: int | None
+    hold: bool = False
+
+
+def launch_schedules(program: Program) -> list[Launch]:
+    """The schedules of the runs from launch: round robin, ``SEEDS`` random orders (only 2 for a program of more
+    than 12 engines: each run costs as much as the whole program), then round robin with departures last. The last
+    is the adversary of a source reused before its flush: a random order lets a multicast leave at any of its turns,
+    so a run that keeps one unleft across a block of the sender's loop is rare among them (the tt-metal mcast host
+    with four blocks reuses the source of block 0 at block 2 only in such a run, 59 transitions deep, past 60,000
+    states of a breadth-first search)."""
     seeds = SEEDS if len(program.programs) <= 12 else 2
-    return [("round-robin run", None), *((f"random schedule seed {s}", s) for s in range(seeds))]
+    return [Launch("round-robin run", None), *(Launch(f"random schedule seed {s}", s) for s in range(seeds)),
+            Launch("round-robin run, departures last", None, hold=True)]
 
 
 def launch_runs(program: Program) -> Iterator[tuple[str, SimResult]]:
     """The whole runs from launch with each trip at its default (``launch_schedules``), each made when first asked
     for and once per program (``_simulate``'s cache: the runs ``confirm_rule`` and the deadlock family already made
     are not made again); a schedule whose run raises ``ValueError`` (bad trip values) is left out."""
-    for how, seed in launch_schedules(program):
+    for how, seed, hold in launch_schedules(program):
         try:
-            run = _simulate(program, None, seed)
+            run = _simulate(program, None, seed, hold=hold)
         except ValueError:
             continue
         yield how, run
@@ -293,7 +303,8 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
                  engine: str | None = None, path: tuple[int, ...] | None = None,
                  d: Decoded | None = None, *, at: list[dict[str, Any]] | None = None,
                  also: Callable[[Violation], bool] | None = None, hang: Hang | None = None,
-                 targets: dict[str, Position] | None = None) -> dict[str, Any] | None:
+                 targets: dict[str, Position] | None = None,
+                 explore_cap: int = EXPLORE_STATES) -> dict[str, Any] | None:
     """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given; at one
     of the ops ``at`` lists — each an ``engine``, a ``path`` and optionally the ``subject`` the violation must be
     about (``Violation.subject``: a buffer, word, tensor, aliased pair) — when given: a race between two ops shows
@@ -303,7 +314,9 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     accepts a deadlocked run that shows the claimed violation itself (an equality wait stuck at that op above its
     value; a flag word's owner stuck at its wait although more flags were issued to it than it saw): only such a
     deadlock confirms, never one elsewhere. Attempts: the directed search toward the candidate's positions (``d``
-    or ``targets``), round robin and seeded random runs, and the explorer for small programs.
+    or ``targets``), the runs from launch (``launch_schedules``), and the explorer for small programs within
+    ``explore_cap`` states, stopped at the first violation it matches (``explored``: one search per program, shared
+    with the other candidates and families, whose answer does not depend on what was searched before).
     """
     def at_one(v: Violation) -> bool:
         if at is None:
@@ -334,8 +347,8 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     trip_sets: list[dict[str, int] | None] = [trips] if trips else []
     trip_sets.append(None)
     for ts in trip_sets:
-        for how, seed in launch_schedules(program):
-            attempts.append((how, lambda ts=ts, seed=seed: _simulate(program, ts, seed, matches)))
+        for how, seed, hold in launch_schedules(program):
+            attempts.append((how, lambda ts=ts, seed=seed, hold=hold: _simulate(program, ts, seed, matches, hold=hold)))
     for how, run in attempts:
         try:
             got = found(run(), how)
@@ -344,13 +357,16 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
         if got is not None:
             return got
     if len(program.programs) <= EXPLORE_ENGINES:
-        ex = explored(program, trips)
+        # Stopped at the first matching violation (those come before a hang here, as in the whole search's order).
+        ex = explored(program, trips, explore_cap, lambda f: isinstance(f, ViolationFound) and matches(f.violation))
         for f in ex.violations:
-            if matches(f.violation):
+            if f.states <= explore_cap and matches(f.violation):
                 return {"violation": f.violation.to_json(), "trips": dict(f.trips), "trace": list(f.trace_text),
                         "replayed_by": "explicit-state search"}
         if hang is not None:
             for dl in ex.deadlocks:
+                if dl.states > explore_cap:
+                    continue
                 r = replay(program, dl.trips, dl.trace)
                 if r.status == R.DEADLOCK and hang(r):
                     return {R.DEADLOCK: dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}

@@ -26,7 +26,7 @@ from verispatial.certify.replay import (
     EXPLORE_ENGINES,
     EXPLORE_STATES,
     deadlock_cex,
-    explored_within,
+    explored,
     in_component,
     launch_runs,
 )
@@ -154,7 +154,7 @@ def refute_by_runs(a: Analysis, results: list[Result]) -> list[Result]:
             budget.check()
         if len(a.program.programs) <= EXPLORE_ENGINES:
             cap = explore_states(a.program)
-            ex = explored_within(a.program, cap)
+            ex = explored(a.program, None, cap)
             found(partial(_search_shows, a, ex=ex, cap=cap))
     except BudgetExhausted:
         pass

@@ -16,6 +16,7 @@ from typing import Any
 from verispatial.certify.reach import Decoded
 from verispatial.certify.replay import (
     EXPLORE_ENGINES,
+    EXPLORE_STATES,
     SEEDS,
     Lead,
     candidate_targets,
@@ -26,6 +27,7 @@ from verispatial.certify.replay import (
 )
 from verispatial.ir import rules as R
 from verispatial.ir.program import Program
+from verispatial.petri.explore import DeadlockFound, ViolationFound
 from verispatial.petri.interp import drive, simulate
 
 
@@ -50,7 +52,9 @@ def propose_deadlock(program: Program, comp: frozenset[str] | None = None,
         if r.status == R.DEADLOCK and in_component(comp, r.stuck):
             return Lead(how, seed=seed)
     if len(program.programs) <= EXPLORE_ENGINES:
-        for dl in explored(program, None).deadlocks:
+        def wanted(f: DeadlockFound | ViolationFound) -> bool:
+            return isinstance(f, DeadlockFound) and in_component(comp, f.stuck)
+        for dl in explored(program, None, EXPLORE_STATES, wanted).deadlocks:
             if in_component(comp, dl.stuck):
                 return Lead("explicit-state search", dict(dl.trips), schedule=tuple(dl.trace),
                             trace=tuple(dl.trace_text))

@@ -1080,13 +1080,15 @@ def _order(pc: PC | None) -> tuple[float, ...]:
 
 
 def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_steps: int,
-         stop_on: Callable[[Violation], bool] | None, *, lazy: bool = False,
+         stop_on: Callable[[Violation], bool] | None, *, lazy: bool = False, hold: bool = False,
          priority: tuple[int, ...] | None = None, release: bool = False, record: bool = False) -> SimResult:
     """Round robin over engines with landings fired eagerly (or uniformly random choices with ``seed``); an
-    engine with a target never moves past it. ``lazy``: a landing fires only when no engine may step.
-    ``priority``: instead of round robin, the first engine of this order that may step does. ``release``: once
-    nothing allowed may move and the state is not a deadlock, the targets are dropped and the run goes on.
-    ``record``: keep every transition fired (``SimResult.trace``)."""
+    engine with a target never moves past it. ``lazy``: a landing fires only when no engine may step. ``hold``
+    (departures last): a multicast leaves its source only when no engine may step and nothing in flight may land,
+    and then the newest such departure goes first, so the oldest source stays unleft longest (what a reuse of a
+    source before its flush needs; not with ``seed``). ``priority``: instead of round robin, the first engine of
+    this order that may step does. ``release``: once nothing allowed may move and the state is not a deadlock, the
+    targets are dropped and the run goes on. ``record``: keep every transition fired (``SimResult.trace``)."""
     s, first = it.start()
     trace: list[TraceStep] = []
 
@@ -1149,6 +1151,10 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
         out.clear()
         if rng is None:
             lands = it.landings(s)
+            leaves: list[Transition] = []
+            if hold:
+                leaves = [t for t in lands if t.kind == "leave"]
+                lands = [t for t in lands if t.kind != "leave"]
             if lands and not lazy:
                 land(lands[0])
             else:
@@ -1161,6 +1167,8 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
                 else:
                     if lands:
                         land(lands[0])
+                    elif leaves:
+                        land(leaves[-1])
                     elif release and tgt and it.enabled(s):
                         unreached = _unreached(it, s, targets)
                         tgt = {}
@@ -1217,9 +1225,12 @@ def simulate(
     *,
     start_words: dict[tuple[int, Site], int] | None = None,
     record: bool = False,
+    hold: bool = False,
 ) -> SimResult:
     """One run: round robin over engines (one op each turn), every enabled landing fired eagerly before the
-    next engine step; with ``seed``, each transition is a uniformly random enabled one (landings included).
+    next engine step; with ``seed``, each transition is a uniformly random enabled one (landings included). ``hold``
+    (without ``seed``): departures last — a multicast leaves its source only when nothing else may move, the newest
+    first, so a source is held unleft as long as the program lets it (the order a reuse before a flush shows in).
 
     ``trips`` default to each trip's max; ``dyn`` gives dynamic address values by name (default ``lo``).
     ``stop_on`` stops the run (status ``violation``) at the first violation it accepts (see ``rule_at``).
@@ -1227,7 +1238,8 @@ def simulate(
     ``record`` keeps the schedule (``SimResult.trace``). Raises ``InvalidProgram`` for a structurally invalid
     program, ``ValueError`` for bad trip values.
     """
-    return _run(Interp(program, trips, dyn, start_words=start_words), None, seed, max_steps, stop_on, record=record)
+    return _run(Interp(program, trips, dyn, start_words=start_words), None, seed, max_steps, stop_on, hold=hold,
+                record=record)
 
 
 def drive(
@@ -1240,6 +1252,7 @@ def drive(
     seed: int | None = None,
     stop_on: Callable[[Violation], bool] | None = None,
     lazy: bool = False,
+    hold: bool = False,
     priority: Sequence[str] | None = None,
     release: bool = False,
     record: bool = False,
@@ -1248,7 +1261,8 @@ def drive(
     never executes the op at its target position nor anything after it; engines not named run freely.
 
     How the run picks its next transition (the directed search of ``certify/replay.py`` tries several):
-    ``lazy`` fires a landing only when no engine may step (else landings first); ``priority`` (engine keys, the
+    ``lazy`` fires a landing only when no engine may step (else landings first); ``hold`` lets a multicast leave its
+    source only when nothing else may move, newest first (``_run``); ``priority`` (engine keys, the
     rest after them in program order) lets the first of them that may step do so instead of round robin; ``seed``
     picks uniformly at random among the allowed transitions. ``release`` drops the targets once nothing allowed
     may move in a state that is not a deadlock, and runs on (so an op at its target executes: a candidate state
@@ -1268,7 +1282,7 @@ def drive(
         first = [it.engine_index(k) for k in priority]
         order = (*first, *(e for e in range(it.n) if e not in first))
     return _run(it, {it.engine_index(k): p for k, p in targets.items()}, seed, max_steps, stop_on, lazy=lazy,
-                priority=order, release=release, record=record)
+                hold=hold, priority=order, release=release, record=record)
 
 
 def replay(

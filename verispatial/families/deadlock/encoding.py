@@ -22,6 +22,7 @@ from verispatial.certify import schedule
 from verispatial.certify.canon import ProofMemo
 from verispatial.certify.reach import Analysis, Decoded, StateQuery
 from verispatial.certify.replay import (
+    EXPLORE_STATES,
     Search,
     _simulate,
     deadlock_cex,
@@ -36,6 +37,7 @@ from verispatial.certify.smt import DEFAULT_RLIMIT, Status, all_of, any_of
 from verispatial.ir import rules as R
 from verispatial.ir.ops import AtomicBarrier, McastSend, McastSetValid, Pop, SemIncMcast, SemWait, WriteBarrier
 from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
+from verispatial.petri.explore import DeadlockFound, ViolationFound
 
 REFINEMENTS = 6
 #: How components are decided: "auto" (schedule witness, else the search), "search" (the search only), "schedule"
@@ -149,7 +151,10 @@ def _miscounted(a: Analysis, comp: frozenset[str], name: str, counted: dict[str,
                 cex = deadlock_cex(r, how)
                 return Result(R.Family.DEADLOCK.value, name, Verdict.REFUTED, cex["summary"], cex,
                               seconds=time.perf_counter() - t0)
-        x = explored(a.program, trips)
+        def wanted(f: DeadlockFound | ViolationFound) -> bool:
+            return isinstance(f, DeadlockFound) and in_component(comp, f.stuck) and replay_schedule(
+                a.program, {"trips": f.trips, "schedule": [t.to_json() for t in f.trace]}) is not None
+        x = explored(a.program, trips, EXPLORE_STATES, wanted)
         for d in x.deadlocks:
             if in_component(comp, d.stuck):
                 again = replay_schedule(a.program, {"trips": d.trips, "schedule": [t.to_json() for t in d.trace]})

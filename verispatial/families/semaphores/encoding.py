@@ -60,12 +60,15 @@ def _cex(rule: str, w: Word, d: Decoded, summary: str, where: dict[str, object])
 
 
 def each_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
-               cache: ProofMemo | None = None, confirm: Callable[[Result], Result] | None = None) -> Iterator[Result]:
+               cache: ProofMemo | None = None, confirm: Callable[[Result], Result] | None = None,
+               probe: Callable[[Result], Result] | None = None) -> Iterator[Result]:
     """One result per used word, yielded as each is decided (a caller whose budget runs out keeps the refutations
     decided so far: ``checker._certify``): its protocol's exact-counting obligations (``sem-exact`` when all proved).
     With ``cache``, a word of a component isomorphic to one already proved reuses that proof (``canon.py``).
     ``confirm`` replays a refutation (the checker's ``_confirm``): a candidate it does not confirm leaves the word
-    failed-to-prove, and the word's other obligations are still tried for one that replays."""
+    failed-to-prove, and the word's other obligations are still tried for one that replays. ``probe`` (default
+    ``confirm``) replays a claim without a solver state asked before a wider query (``_witness``): a cheaper
+    search, since the queries still decide when it shows nothing."""
     by_lemma: dict[str, str] = {}
     for hs in find_handshakes(a.program, a.views, a.words):
         for name in (hs.ready, *hs.flags):
@@ -86,7 +89,7 @@ def each_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
 
         def compute(w: Word = w, engines: frozenset[str] = engines, t0: float = t0) -> Result:
-            return _exact_word(a, w, engines, trusted, rlimit, t0, confirm)
+            return _exact_word(a, w, engines, trusted, rlimit, t0, confirm, probe or confirm)
         if cache is None or not engines:
             yield compute()
             continue
@@ -109,7 +112,8 @@ def _unseen(sq: StateQuery, w: Word) -> z3.BoolRef:
 
 
 def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int], rlimit: int, t0: float,
-                confirm: Callable[[Result], Result] | None = None) -> Result:
+                confirm: Callable[[Result], Result] | None = None,
+                probe: Callable[[Result], Result] | None = None) -> Result:
     # (rule, message, bad states, where the interpreter reports it: engine/path, or which flag violation — a
     # ``wiped`` flag shows as sem-set-race at the owner's reset, a ``merged`` one as the owner's hang at its wait;
     # checker._claim)
@@ -182,7 +186,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         if not asked:
             asked.append(True)
             for rule, msg, _build, where in checks:
-                got = _witness(w, rule, msg, where, confirm)
+                got = _witness(w, rule, msg, where, probe)
                 if got is not None:
                     seen.append(got)
                     break
