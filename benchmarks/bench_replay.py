@@ -78,16 +78,14 @@ def main() -> int:
         programs = [*mcast_hosts(Path(tmp)), *(ROOT / e for e in EXAMPLES)]
         print(f"load average {os.getloadavg()[0]:.2f}; best of {args.rounds} alternating rounds, CPU s of certify")
         print(f"{'program':40} {'base s':>8} {'this s':>8} {'ratio':>6} {'exit base/this':>15}")
+        trees = (args.base.resolve(), ROOT)
         total = [0.0, 0.0]
         for p in programs:
-            best = [float("inf"), float("inf")]
-            rcs = [0, 0]
-            for _ in range(args.rounds):
-                for i, tree in enumerate((args.base.resolve(), ROOT)):
-                    dt, rcs[i] = certify_cpu(tree, p)
-                    best[i] = min(best[i], dt)
-            total = [total[0] + best[0], total[1] + best[1]]
-            print(f"{p.stem:40} {best[0]:8.2f} {best[1]:8.2f} {best[1] / best[0]:6.2f} {rcs[0]:>7}/{rcs[1]}")
+            rounds = [[certify_cpu(tree, p) for tree in trees] for _ in range(args.rounds)]  # base, this, base, ...
+            base, this = (min(r[i][0] for r in rounds) for i in (0, 1))
+            total = [total[0] + base, total[1] + this]
+            exits = "/".join(str(rounds[-1][i][1]) for i in (0, 1))
+            print(f"{p.stem:40} {base:8.2f} {this:8.2f} {this / base:6.2f} {exits:>15}")
         print(f"{'total':40} {total[0]:8.2f} {total[1]:8.2f} {total[1] / total[0]:6.2f}   "
               f"load average {os.getloadavg()[0]:.2f}")
     return 0
