@@ -139,12 +139,8 @@ def name_violations(p: Program) -> list[IrViolation]:
     safely (escaped, cut to 40 characters)."""
     # Every name at once first: when their text is printable ASCII and none is too long, no name breaks a rule (a
     # fixed cost of every load, worth one join and two C calls rather than a call per name).
-    names = [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
-             *[t.name for t in p.trips], *[x.name for x in p.sections]]
     loop_vars = [_loop_vars(ep.ops, []) for ep in p.programs]
-    names += [var for vs in loop_vars for var in vs]
-    text = "".join(names)
-    if text.isascii() and text.isprintable() and max(map(len, names)) <= NAME_MAX:
+    if _names_pass(_entity_names(p)) and _names_pass([var for vs in loop_vars for var in vs]):
         return []
     # (kind, position, name): the entity is worded only for a bad name (thousands of buffers per load).
     named: list[tuple[str, int | str, str]] = [("program", "", p.name)]
@@ -169,6 +165,21 @@ def name_violations(p: Program) -> list[IrViolation]:
             if rule is not None:
                 out.append(IrViolation(f"{ep.site}.{ep.engine.value} loop {clip(ascii(var), 40)}", rule))
     return out
+
+
+def _entity_names(p: Program) -> list[str]:
+    """The names ``name_violations`` judges but the loop variables: the program's, its tensors', buffers',
+    semaphores', trips' and sections'."""
+    return [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
+            *[t.name for t in p.trips], *[x.name for x in p.sections]]
+
+
+def _names_pass(names: list[str]) -> bool:
+    """Whether no name of ``names`` can break ``name_rule``: their text is printable ASCII and none is too long (a
+    fixed cost of every load, worth one join and two C calls rather than a call per name). False decides nothing:
+    ``name_rule`` judges each name then."""
+    text = "".join(names)
+    return text.isascii() and text.isprintable() and max(map(len, names), default=0) <= NAME_MAX
 
 
 def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
@@ -212,7 +223,10 @@ def validate(p: Program) -> list[IrViolation]:
 def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     """``validate``'s violations and its op walk (None when a bad name stopped it before the walk): what the walk
     saw on the way (``_OpPass.names_non_loop``) spares ``validate_templated`` a walk of its own."""
-    names = name_violations(p)
+    # The loop variables' names are gathered by the op walk (``_OpPass.loop_vars``, judged after it: a bad name
+    # discards every other finding), the other names judged here; only a name that may be bad is worded, by
+    # ``name_violations`` (which finds the loop variables by a walk of its own).
+    names = name_violations(p) if not _names_pass(_entity_names(p)) else []
     if names:
         return names, None
     out: list[IrViolation] = []
@@ -393,9 +407,9 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # keyed by coordinates and the engine's text (a Site and an Enum hash through Python code)
     for (x, y, eng), _n in _repeated([(ep.site.x, ep.site.y, ep.engine._value_) for ep in p.programs]):
         bad(f"program {Site(x, y)}.{eng}", "one program per (site, engine)")
-    ops = _OpPass(p, dests)
+    ops = _OpPass(p, dests, phases)
     for ep in p.programs:
-        if not _in_mesh(p, ep.site):
+        if not (0 <= ep.site.x < mesh_x and 0 <= ep.site.y < mesh_y):  # _in_mesh
             bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
         if ep.section_starts:
             if len(ep.section_starts) != len(p.sections):
@@ -410,6 +424,10 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []
+    if ops.cut_short or not _names_pass(ops.loop_vars):  # a body not walked (nested too deep): every name again
+        names = name_violations(p)
+        if names:
+            return names, None
     ops.word_totals()
     out.extend(ops.words)
     ops.index_rules()
@@ -789,6 +807,8 @@ def _check_shards(p: Program, report: Report) -> None:
     written = written_shards(p)
     phases = p.phase_of_section()
     holders: dict[str, dict[int, list[Buffer]]] = {}
+    # per tensor, its sharded buffers that pass their own rules with their shards' sizes, in buffer order
+    held: dict[str, list[tuple[Buffer, int]]] = {}
     counted: Counter[str] = Counter()
     for b in shards.values():
         sh = b.shard
@@ -801,9 +821,22 @@ def _check_shards(p: Program, report: Report) -> None:
             report(_buffer_name(b), f"the shards of tensor {sh.tensor!r} hold more than {SHARD_TILES_MAX} tiles: too "
                                     "large for the model")
             continue
-        per = holders.setdefault(sh.tensor, {})
-        for j in range(size):
-            per.setdefault(sh.tile(j), []).append(b)
+        held.setdefault(sh.tensor, []).append((b, size))
+    for tensor, bs in held.items():
+        # Only a tile two shards hold can break the holder rules: shards of one tensor that hold no tile in common
+        # (the common case, a tensor split over its cores) are told by a set of their tiles, made of ranges (a row
+        # of a shard at a time), not a dict entry per tile.
+        if _SHARD_DISJOINT_QUICK:
+            tiles: set[int] = set()
+            for b, size in bs:
+                tiles.update(_shard_tile_set(b, size))
+            if len(tiles) == sum(size for _b, size in bs):
+                continue
+        per = holders[tensor] = {}
+        for b, size in bs:
+            assert b.shard is not None
+            for j in range(size):
+                per.setdefault(b.shard.tile(j), []).append(b)
     for b in p.buffers:
         if b.shard is None and b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) \
                 and p.buffers[b.alias_of].shard is not None:
@@ -815,11 +848,31 @@ def _check_shards(p: Program, report: Report) -> None:
         _check_shard_offsets(p, shards, report)
 
 
+#: Whether ``_check_shards`` tells a tensor whose shards hold no tile in common by a set of their tiles (else every
+#: tile of every shard goes through the holder rules).
+_SHARD_DISJOINT_QUICK = True
+
+
+def _shard_tile_set(b: Buffer, size: int) -> set[int]:
+    """The tensor tiles ``Shard.tile(j)`` of the buffer's tiles ``j`` in ``[0, size)``, as a set: a width-0 shard is
+    one range, else a range per row of ``width`` tiles (the last row cut at ``size``)."""
+    sh = b.shard
+    assert sh is not None
+    if sh.width <= 0:
+        return set(range(sh.start, sh.start + size))
+    out: set[int] = set()
+    for row in range(0, size, sh.width):
+        first = sh.start + (row // sh.width) * sh.stride
+        out.update(range(first, first + min(sh.width, size - row)))
+    return out
+
+
 def _rect_in_mesh(p: Program, g: Group) -> bool:
     """Whether both corners of ``g``'s rectangle are in the mesh: only then may its sites be listed (a fuzzed corner
     of 2**32 would list billions)."""
     x0, y0, x1, y1 = g.rect
-    return _in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))
+    mx, my = p.target.mesh[0], p.target.mesh[1]  # ``_in_mesh`` of each corner, by coordinates (no Site built)
+    return 0 <= x0 < mx and 0 <= y0 < my and 0 <= x1 < mx and 0 <= y1 < my
 
 
 def _check_scratch(p: Program, report: Report) -> None:
@@ -1095,14 +1148,14 @@ class _OpPass:
     # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
     __slots__ = (
         "_by_site", "_cb_at", "_good_sems", "_goods", "_landings", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
-        "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
+        "index_derived", "index_fills", "index_uses", "issues", "loop_vars", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
         "reads", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
         "tensor_sections", "transfer_engine", "trip_max", "uses", "words", "writes",
     )
 
-    def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
+    def __init__(self, p: Program, dests: list[tuple[Site, ...]], phases: list[int] | None = None) -> None:
         """The walk of ``p``; ``dests``: each group's destinations (``Group.destinations``; none for a rectangle that
-        leaves the mesh)."""
+        leaves the mesh); ``phases``: ``p.phase_of_section()`` when the caller has it."""
         self.p = p
         self.found: list[IrViolation] = []
         self.uses: list[IrViolation] = []
@@ -1112,7 +1165,7 @@ class _OpPass:
         self.trip_max = {t.name: t.max for t in p.trips}
         self.tensor_of = {t.name: t for t in p.tensors}
         self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
-        self.phases = p.phase_of_section()
+        self.phases = p.phase_of_section() if phases is None else phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         # (``_cbs``: built for the first multicast that asks)
         self._cb_at: set[tuple[int, int, int, int]] | None = None
@@ -1129,6 +1182,8 @@ class _OpPass:
         #: answered on the way); ``cut_short``: some body was not walked (nested too deep), so the answer is partial.
         self.names_non_loop = False
         self.cut_short = False
+        #: The variable of every loop walked, in walk order (``_validate`` judges their names after the walk).
+        self.loop_vars: list[str] = []
         #: Every ``ScratchAccess`` leaf, in walk order (``_validate`` checks them when the program has no scratch buffer).
         self.scratch_access: list[tuple[EngineProgram, ScratchAccess]] = []
         #: The tensors ReadTiles read and WriteTiles write (``program.tensor_accesses``), and per tensor the sections
@@ -1166,23 +1221,32 @@ class _OpPass:
 
     def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], times: int,
                     ranges: dict[str, int]) -> bool:
-        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf`` and of
-        ``_word_range``: its engine issues it without the rendezvous exception (``sem_engine``), its semaphore is one
-        the op may name (``gs``, ``_good``), the word it aims at is on the site it names (an increment's ``at``, else
-        its own site), a wait's or set's terms name enclosing loops, and its values stay in the 32-bit word. When it
-        does, its part of the word totals (run ``times`` times, loop indices up to ``ranges``) is counted here, as
+        """Whether a ``SemInc``, ``SemWait``, ``SemSet``, ``SemRmw`` or ``InlineWrite`` (``_SEM_QUICK``) passes every
+        rule of ``_leaf`` and of ``_word_range``: its engine issues it without the rendezvous exception
+        (``sem_engine``), its semaphore is one the op may name (``gs``, ``_good``), the word it aims at is on the site
+        it names (an increment's or inline write's ``at``, else its own site), a wait's or set's terms name enclosing
+        loops, and its values stay in the 32-bit word. When it does, its part of the word totals (run ``times``
+        times, loop indices up to ``ranges``; an inline write's value as a start) is counted here, as
         ``_word_range`` counts it; False changes nothing and sends it through ``_leaf`` and ``_word_range``, which
         word each violation (a composed program's rendezvous is a run of these ops)."""
         cls = type(op)
         if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[union-attr]
             return False
-        if cls is SemInc:
-            assert isinstance(op, SemInc)
-            at = op.at
+        if cls is SemInc or cls is SemRmw:
+            assert isinstance(op, (SemInc, SemRmw))
+            at = op.at if isinstance(op, SemInc) else ep.site  # a read-modify-write's word is its own site's
             word = (op.sem, at.x, at.y)
             if (at.x, at.y) not in self.sem_xy[op.sem] or op.by > WORD_MAX:
                 return False
             self.incs[word] = self.incs.get(word, 0) + op.by * times
+            return True
+        if cls is InlineWrite:
+            assert isinstance(op, InlineWrite)
+            at = op.at
+            if (at.x, at.y) not in self.sem_xy[op.sem] or op.value > WORD_MAX:
+                return False
+            word = (op.sem, at.x, at.y)
+            self.start[word] = max(self.start.get(word, 0), op.value)
             return True
         assert isinstance(op, (SemWait, SemSet))
         site = ep.site
@@ -1306,6 +1370,13 @@ class _OpPass:
                 incs[word] = incs.get(word, 0) + by
         return ok
 
+    def _acc_passes(self, op: Op) -> bool:
+        """Whether an ``AcquireAcc`` (``_ACC_QUICK``) passes every rule of ``_leaf``: its engine issues it
+        (``issues``), its tiles are in ``[1, TILES_MAX]`` and its dtype is the target's. It records nothing; False
+        sends it through ``_leaf``, which words each violation (every compute program acquires in each step)."""
+        assert isinstance(op, AcquireAcc)
+        return AcquireAcc in self.issues and 1 <= op.tiles <= TILES_MAX and op.dtype in self.p.target.tile_bytes
+
     def _cbs(self) -> set[tuple[int, int, int, int]]:
         """(site column, site row, cb, phase) of every buffer whose section exists (coordinates: a tuple of ints hashes
         in C, a ``Site`` through its Python ``__hash__``)."""
@@ -1351,7 +1422,7 @@ class _OpPass:
         self.sem_engine = _SEM_OF[engine]
         self.transfer_engine = _TRANSFER_OF[engine]
         self.issues = _ISSUES_OF[engine]
-        ng, sem_quick, transfer_quick, mcast_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK, _MCAST_QUICK
+        ng, sem_quick, transfer_quick, mcast_quick, acc_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK, _MCAST_QUICK, _ACC_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
@@ -1383,6 +1454,8 @@ class _OpPass:
             if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
                 continue
             if cls in mcast_quick and self._mcast_passes(top, ep, 1):  # no rule can fail: counted
+                continue
+            if cls in acc_quick and self._acc_passes(top):  # no rule can fail
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
@@ -1428,6 +1501,7 @@ class _OpPass:
 
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:
+        self.loop_vars.append(op.var)
         if op.var in loops:
             self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
         if len(at) > NEST_MAX:
@@ -1443,7 +1517,7 @@ class _OpPass:
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
-        mcast_quick = _MCAST_QUICK
+        mcast_quick, acc_quick = _MCAST_QUICK, _ACC_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
@@ -1454,6 +1528,8 @@ class _OpPass:
             if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
                 continue
             if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
+                continue
+            if cls in acc_quick and self._acc_passes(x):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
@@ -2029,7 +2105,7 @@ _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in C
 #: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
 _QUIET = _PLAIN - {ScratchAccess}
 #: The semaphore ops ``_OpPass._sem_passes`` passes over when no rule of ``_leaf`` can fail.
-_SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
+_SEM_QUICK = frozenset((SemInc, SemWait, SemSet, SemRmw, InlineWrite))
 #: Per engine, the ``_SEM_QUICK`` classes it issues with no exception (``ISSUED_BY``).
 _SEM_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c in _SEM_QUICK if e in ISSUED_BY[c]) for e in Engine}
 #: The transfers ``_OpPass._transfer_passes`` passes over when no rule of ``_leaf`` can fail.
@@ -2062,3 +2138,17 @@ def _compute_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> b
 
 for _e in ISSUED_BY[Compute]:
     _QUIET_OF[_e][Compute] = _compute_quiet
+
+
+def _copy_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> bool:
+    """Whether a ``CopyTiles`` passes every rule of ``_OpPass._leaf`` but its engine's (which ``_QUIET_OF`` holds by
+    construction): its ids and tiles (``_quick``) and two buffers, not one copied onto itself. ``CopyTiles`` records
+    nothing, so the walk may pass over it."""
+    assert isinstance(op, CopyTiles)
+    return op.src != op.into and _QUICK[CopyTiles](op, gb, gs, ng)
+
+
+for _e in ISSUED_BY[CopyTiles]:
+    _QUIET_OF[_e][CopyTiles] = _copy_quiet
+#: The accumulator acquire ``_OpPass._acc_passes`` passes over when no rule of ``_leaf`` can fail.
+_ACC_QUICK = frozenset((AcquireAcc,))
