@@ -288,3 +288,15 @@ def test_semaphore_slots_on_a_site_of_program_wide_words_only_and_of_sections(wi
     n = wide + sectioned
     expected = [] if n <= cap else [f"site (0,0): {n} semaphores live at once (in one phase) exceed the target's {cap}"]
     assert [str(v) for v in validate(p)] == expected
+
+
+def test_printable_is_isprintable() -> None:
+    """``validate.printable`` judges ASCII text by deleting its printable bytes: the same answer as ``str.isprintable``
+    for every character of the first planes' start (controls, DEL, Latin-1, line and bidirectional separators), alone
+    and inside printable ASCII text."""
+    from verispatial.ir.validate import printable
+
+    for c in [*map(chr, range(0x400)), "\u2028", "\u202e", "\udcff", "\U0001f600"]:
+        for text in (c, f"ab{c}cd"):
+            assert printable(text) == text.isprintable(), repr(text)
+    assert printable("")

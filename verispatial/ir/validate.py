@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import operator
 import typing
 import unicodedata
 from collections import Counter
@@ -1971,9 +1972,11 @@ def _check_sources(ep: EngineProgram, bad: Report) -> None:
     """The rules of ``ep``'s source locations (``_source_rules``), in order. A location that plainly passes them (a
     path met once that names an op, line and column within 32 bits and printable file and text, its call site's too:
     ``_SOURCES_QUICK``) is passed over without wording its entity: a front end records one per op."""
-    seen_paths: set[tuple[int, ...]] = set()
     ops, quick = ep.ops, _SOURCES_QUICK
     n = len(ops)
+    if quick and _sources_pass(ep.sources, ops):
+        return
+    seen_paths: set[tuple[int, ...]] = set()
     for path, loc in ep.sources:
         c = loc.called_at
         # printable text holds no control character (Cc is never printable): one C call for the common case
@@ -1985,6 +1988,62 @@ def _check_sources(ep: EngineProgram, bad: Report) -> None:
             continue
         _source_rules(ep, path, loc, path in seen_paths, bad)
         seen_paths.add(path)
+
+
+def _sources_pass(sources: Sequence[tuple[tuple[int, ...], SourceLoc]], ops: tuple[Op, ...]) -> bool:
+    """Whether every location of ``sources`` (an engine program's, of ``ops``) plainly passes the rules as
+    ``_check_sources`` tests each, all at once: no path twice, every line and column within 32 bits, the text of every
+    file and text (call sites' too) printable as one string, every path naming an op. False decides nothing (each
+    location is then tested on its own)."""
+    paths = [path for path, _loc in sources]
+    if len(set(paths)) != len(paths):
+        return False
+    locs = [loc for _path, loc in sources]
+    locs += [c for c in map(_CALLED_AT, locs) if c is not None]
+    if max(map(_LINE, locs)) > U32 or max(map(_COLUMN, locs)) > U32:
+        return False
+    # printable text holds no control character (Cc is never printable), and a string is printable when each of its
+    # parts is
+    if not printable("".join([*map(_FILE, locs), *map(_TEXT, locs)])):
+        return False
+    # each path's body looked up once per distinct prefix (a loop's ops share theirs), not walked per path
+    bodies: dict[tuple[int, ...], tuple[Op, ...] | None] = {(): ops}
+    for path in paths:
+        if not path:
+            continue  # names the program's ops (``_names_an_op``)
+        prefix = path[:-1]
+        if prefix in bodies:
+            body = bodies[prefix]
+        else:
+            body = bodies[prefix] = _body_at(ops, prefix)
+        if body is None or not 0 <= path[-1] < len(body):
+            return False
+    return True
+
+
+def _body_at(ops: tuple[Op, ...], path: tuple[int, ...]) -> tuple[Op, ...] | None:
+    """The body of the loop or if at ``path`` in ``ops`` (``ops`` for the empty path), or None when ``path`` names no
+    loop or if."""
+    for i in path:
+        if not 0 <= i < len(ops) or not isinstance(ops[i], CONTAINERS):
+            return None
+        ops = ops[i].body  # type: ignore[union-attr]
+    return ops
+
+
+def printable(text: str) -> bool:
+    """``text.isprintable()``; ASCII text is judged by deleting its printable bytes (space to tilde), a C loop several
+    times faster than ``isprintable``'s lookup per character (a front end's source locations: a kilobyte per kernel)."""
+    if text.isascii():
+        return not text.encode().translate(None, _ASCII_PRINTABLE)
+    return text.isprintable()
+
+
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F))
+
+
+_CALLED_AT, _LINE, _COLUMN = operator.attrgetter("called_at"), operator.attrgetter("line"), operator.attrgetter("column")
+_FILE, _TEXT = operator.attrgetter("file"), operator.attrgetter("text")
 
 
 def _source_rules(ep: EngineProgram, path: tuple[int, ...], loc: SourceLoc, again: bool, bad: Report) -> None:
