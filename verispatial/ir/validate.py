@@ -1010,7 +1010,8 @@ def _check_shard_buffer(p: Program, b: Buffer, tensors: dict[str, Tensor], resid
     sh = b.shard
     assert sh is not None
     e = _buffer_name(b)
-    if any(too_large(v, U32) for v in (sh.start, sh.width, sh.stride, sh.tiles)):
+    if not (-U32 <= sh.start <= U32 and -U32 <= sh.width <= U32 and -U32 <= sh.stride <= U32
+            and -U32 <= sh.tiles <= U32):  # too_large of each
         report(e, f"shard start {clip(str(sh.start))}, width {clip(str(sh.width))}, stride {clip(str(sh.stride))} or "
                   f"tiles {clip(str(sh.tiles))} is too large for the model (tile ids are 32-bit: at most {U32})")
         return None
@@ -1056,7 +1057,8 @@ def _check_shard_buffer(p: Program, b: Buffer, tensors: dict[str, Tensor], resid
     if b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) and p.buffers[b.alias_of].shard != sh:
         report(e, f"aliases buffer {b.alias_of}, whose pages are not the same shard: an alias of a sharded buffer "
                   "is the same bytes")
-    for x in p.buffers:
+    # only a buffer of a phase after the first has an earlier phase (phases count up from 0)
+    for x in p.buffers if 0 <= b.section < len(phases) and phases[b.section] > 0 else ():
         if x.site == b.site and x.cb == b.cb and 0 <= x.section < len(phases) and 0 <= b.section < len(phases) \
                 and phases[x.section] < phases[b.section]:
             report(e, f"buffer {x.id} ({x.name}) of an earlier phase uses cb index {b.cb} on {b.site}: the ring "
@@ -1095,7 +1097,10 @@ def _check_shard_multicasts(p: Program, shards: dict[int, Buffer], phases: list[
                                                  if 0 <= b.section < len(phases)}
     for ep in p.programs:
         for op in walk(ep.ops):
-            if not isinstance(op, McastSend) or not 0 <= op.buf < len(p.buffers) or not 0 <= op.group < len(p.groups):
+            if type(op) is not McastSend:  # by class first: most ops are of another
+                continue
+            assert isinstance(op, McastSend)
+            if not 0 <= op.buf < len(p.buffers) or not 0 <= op.group < len(p.groups):
                 continue
             src = p.buffers[op.buf]
             if src.shard is not None and not op.front and not op.behind:
