@@ -1467,6 +1467,8 @@ class _OpPass:
                 self._leaf(ep, top, (i,), (), i, phase)
                 if cls in _WORD_OPS:
                     self._word_range(ep, top, (i,), 1, {})
+            elif cls is Loop:  # ``op``'s loop case without its call
+                self._loop(ep, top, (i,), (), 1, _NO_RANGES, i, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, top, (i,), (), 1, {}, i, phase)
         self.found.extend(self.uses)
@@ -1542,6 +1544,8 @@ class _OpPass:
                 leaf(ep, x, where, body_loops, top, phase, inner)
                 if cls in word_ops:
                     self._word_range(ep, x, where, times * n, inner)
+            elif cls is Loop:  # ``op``'s loop case without its call
+                self._loop(ep, x, (*at, j), body_loops, times * n, inner, top, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
 
