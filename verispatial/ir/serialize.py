@@ -176,9 +176,9 @@ _SITES: dict[tuple[int, int], Site] = {}
 
 
 def _site(v: Any) -> Site:
-    x, y = int(v[0]), int(v[1])  # int() of an int is itself; of 8.0 (a JSON Schema integer), 8
-    got = _SITES.get((x, y))
+    got = _SITES.get((v[0], v[1]))  # 8.0 finds the site of 8 (equal numbers hash alike): no int() call on a hit
     if got is None:
+        x, y = int(v[0]), int(v[1])  # int() of an int is itself; of 8.0 (a JSON Schema integer), 8
         got = Site(x, y)
         if len(_SITES) < 1 << 16:  # bounded: coordinates come from documents
             _SITES[(x, y)] = got

@@ -910,21 +910,25 @@ def _check_scratch(p: Program, report: Report) -> None:
     by_op: Report = lambda entity, rule: ops_found.append((entity, rule))  # noqa: E731
     derived = False
     owner: dict[int, str] = {}
+    scratch_ids = frozenset(scratch)
     for ep in p.programs:
         key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
             addr = getattr(op, "addr", None)  # as ``Program.index_candidates`` reads every op
             if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
                 derived = True
-            if type(op) not in OP_TAGS:
+            cls = type(op)  # an op class of OP_TAGS below: none subclasses another, so a class test is isinstance's
+            if cls not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
-            if isinstance(op, ScratchAccess):
-                _scratch_access_rule(p, scratch, ep, op, by_op)
+            if cls is ScratchAccess:
+                _scratch_access_rule(p, scratch, ep, op, by_op)  # type: ignore[arg-type]
             if not scratch:
                 # Every rule below is about a buffer of ``scratch``: with none, only the one above can break. (The
                 # op's name is worded only for a report: formatting it per op was most of validate's time on the
                 # 16-layer decode step, 7,440 ops in templates walked 16 times: validate 4.2x json.loads -> 1.9x.)
                 continue
+            if not _SHAPE_IDS.get(cls, True) and addr is None:
+                continue  # names no buffer (a barrier, a flush): no rule below can break
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
@@ -939,7 +943,8 @@ def _check_scratch(p: Program, report: Report) -> None:
                 if hit in scratch:
                     by_op(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
-            named = {v for v in _buffers_named(op) if v in scratch}
+            # the set of the named scratch buffers, made in the order they are named (a list argument is walked)
+            named = scratch_ids.intersection(_buffers_named(op))
             for i in named:
                 x = scratch[i]
                 allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
@@ -950,7 +955,8 @@ def _check_scratch(p: Program, report: Report) -> None:
                                               "buffer; only read_tiles into it, write_tiles from it and scratch_access "
                                               "use it")
                     continue
-                if ep.site != x.site:
+                if ep.site is not x.site and ep.site != x.site:  # read sites are shared objects (a Site compares in
+                    # Python code)
                     by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
                                               f"{ep.site}")
                 first = owner.setdefault(i, key)
@@ -2167,6 +2173,9 @@ def _quick(cls: type) -> Quick:
     return env["quick"]  # type: ignore[no-any-return]
 
 
+#: Per leaf op class, whether it has a field naming an id (``_SHAPE``): one without names no buffer but through an
+#: address (``_check_scratch`` passes over it).
+_SHAPE_IDS: dict[type, bool] = {cls: bool(_shape(cls)[0]) for cls in OP_TAGS if cls not in CONTAINERS}
 #: ``_quick`` of every leaf op class.
 _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in CONTAINERS}
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
