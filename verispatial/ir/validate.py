@@ -245,9 +245,6 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
 
     phases = p.phase_of_section()
 
-    def phase(section: int | None) -> int | None:
-        return phases[section] if section is not None and 0 <= section < len(phases) else None
-
     # Sites keyed by their coordinates (a tuple of ints hashes in C; a ``Site`` through its Python ``__hash__``):
     # thousands of buffers per load.
     seen_cb: set[tuple[int, int, int | None, int]] = set()
@@ -275,7 +272,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         if not 0 <= b.cb < max_cbs:
             bad(_buffer_name(b), f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
-        cb_key = (site.x, site.y, phases[section] if 0 <= section < n_phases else None, b.cb)  # phase(section)
+        cb_key = (site.x, site.y, phases[section] if 0 <= section < n_phases else None, b.cb)  # the buffer's phase
         if cb_key in seen_cb:
             bad(_buffer_name(b), f"cb index {b.cb} is used twice on site {site} in one phase")
         seen_cb.add(cb_key)
@@ -310,7 +307,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
             bad(f"semaphore {s.id} ({s.name})", "has no site")
         if sem_section is not None and not 0 <= sem_section < n_sections:
             bad(f"semaphore {s.id} ({s.name})", f"section {sem_section} does not exist ({n_sections} sections)")
-        ph = phase(sem_section)
+        ph = phases[sem_section] if sem_section is not None and 0 <= sem_section < n_phases else None
         xys = [(site.x, site.y) for site in sites]
         for site, xy in zip(sites, xys, strict=True):
             if sem_section is None:
