@@ -569,13 +569,18 @@ def test_every_shard_edit_is_found_as_the_holder_rules_find_it(example: str) -> 
 
 def _transfer_edits(p: Program, op: ReadTiles | WriteTiles) -> list[tuple[str, object]]:
     """Edits of a transfer's every field to each of its boundaries: every tensor of ``p`` (of each role) and an
-    undeclared one, addresses past 32 bits, over no loop or indirect, part pages, tile counts, every buffer of ``p``
-    (other sites, other dtypes) and one past them."""
+    undeclared one, addresses past 32 bits, over no loop or indirect (ranges and scales at and past 32 bits, empty,
+    an index buffer named, past the buffers or derived), part pages, tile counts, every buffer of ``p`` (other sites,
+    other dtypes) and one past them."""
     k = op.addr.terms[0].var if op.addr.terms else "k"
     return [*[("tensor", t.name) for t in p.tensors], ("tensor", "nope"),
             *[("addr", a) for a in (Addr(-1), Addr(2**32), Addr(-(2**32)), Addr(0, (Term(k, 2**32),)),
                                      Addr(0, (Term("zz", 1),)), Addr(0, (Term(k, 1),), Dynamic("nope", 0, 3)),
-                                     Addr(0, (), Dynamic("nope", 3, 0)))],
+                                     Addr(0, (), Dynamic("nope", 3, 0)), Addr(0, (), Dynamic("nope", 3, 3)),
+                                     *[Addr(0, (), Dynamic(t.name, lo, hi, scale, buf)) for t in p.tensors[:2]
+                                       for lo, hi, scale, buf in ((0, 3, 1, None), (-(2**32), 2**32, 1, None),
+                                                                  (0, 2**32 - 1, 2**32, None), (1, 0, 1, None),
+                                                                  (0, 3, 1, 0), (0, 3, 1, 99))])],
             ("part", Part(0, 32)), ("part", Part(4000, 200)), *[("tiles", n) for n in (0, 1, 2, TILES_MAX + 1)],
             *[("into" if isinstance(op, ReadTiles) else "src", b) for b in (*range(len(p.buffers)), 99)]]
 

@@ -1274,21 +1274,26 @@ class _OpPass:
             self.start[word] = max(self.start.get(word, 0), hi)
         return True
 
-    def _transfer_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], phase: int | None) -> bool:
-        """Whether a ``ReadTiles`` or ``WriteTiles`` (``_TRANSFER_QUICK``) of whole tiles at a direct address passes
-        every rule of ``_leaf``: its engine issues it, its buffer is one the op may name (``gb``, ``_good``), its tiles
-        are in ``[1, TILES_MAX]``, its tensor is declared and not of a role it may not read or write, its address's
-        base and coefficients are 32-bit and its terms name enclosing loops, and the tensor's tiles are the buffer's
-        size. When it does, what the walk records of it (the tensors read and written, the sections naming each, the
-        buffers each tensor fills) is recorded here, as ``_leaf`` records it; False records nothing and sends it
-        through ``_leaf``, which words each violation (every data-movement program is mostly these)."""
+    def _transfer_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], phase: int | None,
+                         at: tuple[int, ...], j: int, top: int) -> bool:
+        """Whether a ``ReadTiles`` or ``WriteTiles`` (``_TRANSFER_QUICK``) of whole tiles passes every rule of
+        ``_leaf``: its engine issues it, its buffer is one the op may name (``gb``, ``_good``), its tiles are in
+        ``[1, TILES_MAX]``, its tensor is declared and not of a role it may not read or write, its address's base and
+        coefficients are 32-bit and its terms name enclosing loops (an indirect address's range 32-bit and not
+        empty, its scale 32-bit), and the tensor's tiles are the buffer's size. When it does, what the walk records of
+        it (the tensors read and written, the sections naming each, the buffers each tensor fills, an indirect
+        address for the index-buffer rules, ``index_rules``, at path ``(*at, j)`` under top-level op ``top``) is
+        recorded here, as ``_leaf`` records it; False records nothing and sends it through ``_leaf``, which words each
+        violation (every data-movement program is mostly these)."""
         cls = type(op)
         if cls not in self.transfer_engine:
             return False
         assert isinstance(op, (ReadTiles, WriteTiles))
         addr = op.addr
-        if op.part is not None or addr.dynamic is not None or not -U32 <= addr.base <= U32 \
-                or not 1 <= op.tiles <= TILES_MAX:
+        if op.part is not None or not -U32 <= addr.base <= U32 or not 1 <= op.tiles <= TILES_MAX:
+            return False
+        dyn = addr.dynamic
+        if dyn is not None and not (-U32 <= dyn.lo <= dyn.hi <= U32 and -U32 <= dyn.scale <= U32):
             return False
         for t in addr.terms:
             if t.var not in loops or not -U32 <= t.coef <= U32:
@@ -1312,6 +1317,8 @@ class _OpPass:
         if reads:
             site = ep.site
             self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
+        if dyn is not None:  # its index buffer's rules wait for every program's fills (``index_rules``)
+            self.index_uses.append((ep, op, (*at, j), top, phase))
         return True
 
     def _mcast_passes(self, op: Op, ep: EngineProgram, times: int) -> bool:
@@ -1460,7 +1467,7 @@ class _OpPass:
                 continue
             if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
                 continue
-            if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
+            if cls in transfer_quick and self._transfer_passes(top, ep, (), phase, (), i, i):  # no rule can fail: recorded
                 continue
             if cls in mcast_quick and self._mcast_passes(top, ep, 1):  # no rule can fail: counted
                 continue
@@ -1536,7 +1543,7 @@ class _OpPass:
                 continue
             if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
                 continue
-            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
+            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
                 continue
             if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
                 continue
