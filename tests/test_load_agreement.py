@@ -2,8 +2,8 @@
 message, by ``loads_document`` as it is and by the plain path — the program schema compiled as shipped (no dispatch
 rewritten, ``serialize.dispatch_trees``) and ``validate`` with every fast path off (no ``_quick`` predicate, no op
 passed over as quiet, no semaphore op by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
-``_mcast_passes``, no source location by ``_check_sources``' quick test). Nothing malformed gets
-in by a fast path, and no message changes with one."""
+``_mcast_passes``, no accumulator acquire by ``_acc_passes``, no source location by ``_check_sources``' quick test, no
+shards told apart by ``_shard_tile_set``). Nothing malformed gets in by a fast path, and no message changes with one."""
 
 from __future__ import annotations
 
@@ -24,12 +24,13 @@ from verispatial.errors import InvalidProgram, ParseError
 from verispatial.ir import serialize
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-#: Small examples of every kind of op and entity: multicast, semaphores, scratch, sections, indirect addresses, source
-#: locations (the vendor ones).
+#: Small examples of every kind of op and entity: multicast, semaphores (read-modify-writes, inline writes), scratch,
+#: sections, indirect addresses, source locations (the vendor ones), local copies, sharded buffers.
 DOCUMENTS = [json.loads((EXAMPLES / f"{name}.json").read_text()) for name in (
     "pipeline_small", "forwarder", "counter_release", "scratch_slices", "three_sections", "valid_source",
     "kv_cache_update", "all_to_all_read", "local_up", "vendor_receiver", "remote_write", "mcast_pair",
-    "vendor/dispatch_mailbox", "vendor/contributed_multicast", "vendor/sort_exchange_wait_min")]
+    "vendor/dispatch_mailbox", "vendor/contributed_multicast", "vendor/sort_exchange_wait_min", "local_copy",
+    "vendor/eltwise_binary_sharded")]
 
 
 @contextlib.contextmanager

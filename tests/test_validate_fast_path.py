@@ -198,6 +198,32 @@ def test_names_are_judged_one_by_one_when_any_is_not_printable_ascii(names: list
     assert [v.rule for v in name_violations(p)] == expected
 
 
+@settings(max_examples=100, deadline=None)
+@given(var=_NAMES, depth=st.sampled_from([0, 1, 2, 31, 32, 33]))
+def test_a_bad_loop_variable_is_reported_alone_at_any_depth(var: str, depth: int) -> None:
+    """``validate``'s op walk gathers the loop variables (``_OpPass.loop_vars``, judged after it): a loop variable that
+    breaks ``name_rule`` at the top or ``depth`` loops and ifs deep (past the model's nesting limit too, where the walk
+    stops and every name is judged again) is reported alone, as ``name_violations`` words it; a good one is not
+    reported."""
+    from verispatial.ir import Guard, If
+    from verispatial.ir.limits import NEST_MAX, name_rule
+    from verispatial.ir.validate import name_violations, validate
+
+    assert NEST_MAX == 32
+    site = Site(0, 0)
+    body: tuple[Op, ...] = (Loop(var, 1, (Reserve(0, 1),)),)
+    for j in range(depth):
+        body = (Loop(f"i{j}", 2, body),) if j % 2 else (Loop(f"i{j}", 2, (If(f"i{j}", Guard.FIRST, body),)),)
+    p = Program("p", WORMHOLE, buffers=(Buffer(0, "b", site, 0, 1, 2, "bf16"),), sections=(SectionSpan("s"),),
+                programs=(EngineProgram(site, Engine.READER, body),))
+    names = name_violations(p)
+    assert [v.rule for v in names] == ([] if name_rule(var) is None else [name_rule(var)])
+    if names:
+        assert [str(v) for v in validate(p)] == [str(v) for v in names]
+    else:
+        assert not any("name" in v.rule for v in validate(p))
+
+
 @pytest.mark.parametrize(("memory", "expected"), [
     ((0, 1), []),
     ((1, 0), []),
@@ -262,3 +288,15 @@ def test_semaphore_slots_on_a_site_of_program_wide_words_only_and_of_sections(wi
     n = wide + sectioned
     expected = [] if n <= cap else [f"site (0,0): {n} semaphores live at once (in one phase) exceed the target's {cap}"]
     assert [str(v) for v in validate(p)] == expected
+
+
+def test_printable_is_isprintable() -> None:
+    """``validate.printable`` judges ASCII text by deleting its printable bytes: the same answer as ``str.isprintable``
+    for every character of the first planes' start (controls, DEL, Latin-1, line and bidirectional separators), alone
+    and inside printable ASCII text."""
+    from verispatial.ir.validate import printable
+
+    for c in [*map(chr, range(0x400)), "\u2028", "\u202e", "\udcff", "\U0001f600"]:
+        for text in (c, f"ab{c}cd"):
+            assert printable(text) == text.isprintable(), repr(text)
+    assert printable("")

@@ -21,6 +21,7 @@ from verispatial.ir import (
     Addr,
     Buffer,
     Compute,
+    CopyTiles,
     Dynamic,
     Engine,
     EngineProgram,
@@ -28,6 +29,7 @@ from verispatial.ir import (
     Group,
     Guard,
     If,
+    InlineWrite,
     InPlace,
     Loop,
     McastSend,
@@ -48,6 +50,7 @@ from verispatial.ir import (
     Semaphore,
     SemInc,
     SemIncMcast,
+    SemRmw,
     SemSet,
     SemWait,
     Site,
@@ -354,10 +357,12 @@ def _found(p: Program) -> list[tuple[str, str, str | None, tuple[int, ...] | Non
 def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
     no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
-    ``_mcast_passes``, no source location by ``_check_sources``): every leaf through the generic id, page and tile
-    rules, every source location through ``_source_rules``."""
+    ``_mcast_passes``, no accumulator acquire by ``_acc_passes``, no source location by ``_check_sources``, no
+    tensor's shards told apart by ``_shard_tile_set``): every leaf through the generic id, page and tile rules, every
+    source location through ``_source_rules``, every shard's tiles through the holder rules."""
     saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
-             validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK)
+             validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK,
+             validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
@@ -365,11 +370,14 @@ def fast_paths_off() -> Iterator[None]:
     validate_module._TRANSFER_QUICK = frozenset()
     validate_module._MCAST_QUICK = frozenset()
     validate_module._SOURCES_QUICK = False
+    validate_module._ACC_QUICK = frozenset()
+    validate_module._SHARD_DISJOINT_QUICK = False
     try:
         yield
     finally:
         (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
-         validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK) = saved
+         validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK,
+         validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK) = saved
 
 
 def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
@@ -452,27 +460,127 @@ _SEM_EDITS: list[tuple[str, object]] = [
     *[("at", s) for s in (A, B, Site(2, 0))], *[("sem", i) for i in (0, 1, 9)]]
 
 
-@pytest.mark.parametrize("example", ["counter_release.json", "three_sections.json"])
+@pytest.mark.parametrize("example", ["counter_release.json", "three_sections.json", "local_up.json",
+                                     "remote_write.json", "vendor/dispatch_mailbox.json"])
 def test_every_semaphore_op_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
-    """``_sem_passes`` counts a semaphore inc, wait or set into the 32-bit word totals only when no rule of ``_leaf`` or
-    ``_word_range`` can fail: each of the example's such ops (top-level and in loops) with each of its values, terms,
-    sites and ids edited to a boundary (negative, the word's maximum and one past it, a term over no loop or driving
-    the value below 0) is reported, in order, as the generic rules alone report it."""
-    def edits(_p: Program, op: Op) -> list[tuple[str, object]]:
-        return [(name, value) for name, value in _SEM_EDITS if name in {f.name for f in attrs.fields(type(op))}]
+    """``_sem_passes`` counts a semaphore inc, wait, set, read-modify-write or inline write into the 32-bit word
+    totals only when no rule of ``_leaf`` or ``_word_range`` can fail: each of the example's such ops (top-level and
+    in loops) with each of its values, terms, sites and ids edited to a boundary (negative, the word's maximum and one
+    past it, a term over no loop or driving the value below 0) is reported, in order, as the generic rules alone
+    report it, and with its engine program moved to the compute engine. The program first gains a semaphore whose
+    word is on a site no program runs on (an edit of an op's ``sem`` may name it) and, after each read-modify-write
+    and inline write, an increment of the same word (a value at the word's maximum is then counted past it)."""
+    def edits(q: Program, op: Op) -> list[tuple[str, object]]:
+        fields = {f.name for f in attrs.fields(type(op))}
+        return [*[(name, value) for name, value in _SEM_EDITS if name in fields and name != "sem"],
+                *[("sem", i) for i in (*range(len(q.semaphores)), 9)]]
 
-    assert _edits_agree(load_program(EXAMPLES / example), (SemInc, SemWait, SemSet), edits) > 100
+    p = _incremented(load_program(EXAMPLES / example))
+    classes = (SemInc, SemWait, SemSet, SemRmw, InlineWrite)
+    assert _edits_agree(p, classes, edits) > 20
+    _on_compute_agree(p, classes)
+
+
+def _incremented(p: Program) -> Program:
+    """``p`` with a semaphore on the mesh's last site (where no program runs) and, after each top-level ``SemRmw`` or
+    ``InlineWrite``, a ``SemInc`` of the word it writes."""
+    corner = Site(p.target.mesh[0] - 1, p.target.mesh[1] - 1)
+    assert all(ep.site != corner for ep in p.programs)
+    programs = []
+    for ep in p.programs:
+        ops: list[Op] = []
+        for op in ep.ops:
+            ops.append(op)
+            if isinstance(op, (SemRmw, InlineWrite)):
+                ops.append(SemInc(op.sem, op.at if isinstance(op, InlineWrite) else ep.site, 1))
+        programs.append(attrs.evolve(ep, ops=tuple(ops)))
+    return attrs.evolve(p, semaphores=(*p.semaphores, Semaphore(len(p.semaphores), "corner", (corner,))),
+                        programs=tuple(programs))
+
+
+def _on_compute_agree(p: Program, classes: tuple[type, ...]) -> None:
+    """Each engine program of ``p`` holding an op of ``classes`` moved to the compute engine (or, a compute one, to
+    the reader) is reported as the generic rules alone report it."""
+    for ep in p.programs:
+        if any(isinstance(op, classes) for _path, op in _leaves(ep.ops)):
+            other = Engine.READER if ep.engine is Engine.COMPUTE else Engine.COMPUTE
+            q = attrs.evolve(p, programs=tuple(attrs.evolve(x, engine=other) if x is ep else x for x in p.programs))
+            assert _found(q) == _generic_only(q), ep.key
+
+
+@pytest.mark.parametrize("example", ["pipeline_small.json", "forwarder.json", "peeled_k_loop.json"])
+def test_every_accumulator_acquire_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """``_acc_passes`` passes over an ``AcquireAcc`` only when no rule of ``_leaf`` can fail: each of the example's
+    acquires with its tiles at and past their ends and its dtype each of the target's and one it lacks is reported
+    as the generic rules alone report it, and with its engine program moved off the compute engine."""
+    p = load_program(EXAMPLES / example)
+
+    def edits(q: Program, _op: Op) -> list[tuple[str, object]]:
+        return [*[("tiles", n) for n in (-1, 0, 1, TILES_MAX, TILES_MAX + 1)],
+                *[("dtype", d) for d in (*q.target.tile_bytes, "nope")]]
+
+    assert _edits_agree(p, (AcquireAcc,), edits) > 10
+    _on_compute_agree(p, (AcquireAcc,))
+
+
+@pytest.mark.parametrize("example", ["local_copy.json", "vendor/contributed_multicast.json"])
+def test_every_copy_edit_is_found_as_the_generic_rules_find_it(example: str) -> None:
+    """A ``CopyTiles`` passed over as quiet (``_copy_quiet``) is reported as the generic rules alone report it with
+    its source and destination each every buffer (itself among them: a copy onto itself) and one past them, its tiles
+    at and past their ends, and with its engine program moved to the compute engine."""
+    p = _landings(load_program(EXAMPLES / example))
+
+    def edits(q: Program, _op: Op) -> list[tuple[str, object]]:
+        buffers = (*range(len(q.buffers)), 99)
+        return [*[("src", b) for b in buffers], *[("into", b) for b in buffers],
+                *[("tiles", n) for n in (-1, 0, 1, TILES_MAX, TILES_MAX + 1)]]
+
+    assert _edits_agree(p, (CopyTiles,), edits) > 10
+    _on_compute_agree(p, (CopyTiles,))
+
+
+@pytest.mark.parametrize("example", ["vendor/eltwise_binary_sharded.json", "vendor/layernorm_sharded.json"])
+def test_every_shard_edit_is_found_as_the_holder_rules_find_it(example: str) -> None:
+    """``_check_shards`` tells a tensor whose shards hold no tile in common by a set of their tiles (``_shard_tile_set``)
+    and sends only the others through the holder rules: each sharded buffer with its shard's start, width, stride and
+    tiles edited (onto another shard's tiles, rows that meet, past the tensor, a shard as large as the ring) and its
+    site and tensor made another's is reported as the holder rules over every tile report it."""
+    p = load_program(EXAMPLES / example)
+    sharded = [b for b in p.buffers if b.shard is not None]
+    assert sharded
+    n = 0
+    for b in sharded:
+        sh = b.shard
+        assert sh is not None
+        shards = [
+            *[attrs.evolve(sh, start=v) for v in (0, 1, sh.start + 1, sh.width, *(x.shard.start for x in sharded))],  # type: ignore[union-attr]
+            *[attrs.evolve(sh, width=v) for v in (0, 1, sh.width + 1, 2 * sh.width)],
+            *[attrs.evolve(sh, stride=v) for v in (0, sh.width, sh.stride + 1, max(sh.width, 1) * 2)],
+            *[attrs.evolve(sh, tiles=v) for v in (0, 1, sh.tiles + 1, 2 * max(sh.tiles, 1))],
+            *[attrs.evolve(sh, tensor=x.shard.tensor) for x in sharded],  # type: ignore[union-attr]
+        ]
+        changes = [{"shard": x} for x in shards] + [{"site": x.site} for x in sharded]
+        for change in changes:
+            q = attrs.evolve(p, buffers=tuple(attrs.evolve(x, **change) if x is b else x for x in p.buffers))
+            assert _found(q) == _generic_only(q), (b.id, change)
+            n += 1
+    assert n > 40
 
 
 def _transfer_edits(p: Program, op: ReadTiles | WriteTiles) -> list[tuple[str, object]]:
     """Edits of a transfer's every field to each of its boundaries: every tensor of ``p`` (of each role) and an
-    undeclared one, addresses past 32 bits, over no loop or indirect, part pages, tile counts, every buffer of ``p``
-    (other sites, other dtypes) and one past them."""
+    undeclared one, addresses past 32 bits, over no loop or indirect (ranges and scales at and past 32 bits, empty,
+    an index buffer named, past the buffers or derived), part pages, tile counts, every buffer of ``p`` (other sites,
+    other dtypes) and one past them."""
     k = op.addr.terms[0].var if op.addr.terms else "k"
     return [*[("tensor", t.name) for t in p.tensors], ("tensor", "nope"),
             *[("addr", a) for a in (Addr(-1), Addr(2**32), Addr(-(2**32)), Addr(0, (Term(k, 2**32),)),
                                      Addr(0, (Term("zz", 1),)), Addr(0, (Term(k, 1),), Dynamic("nope", 0, 3)),
-                                     Addr(0, (), Dynamic("nope", 3, 0)))],
+                                     Addr(0, (), Dynamic("nope", 3, 0)), Addr(0, (), Dynamic("nope", 3, 3)),
+                                     *[Addr(0, (), Dynamic(t.name, lo, hi, scale, buf)) for t in p.tensors[:2]
+                                       for lo, hi, scale, buf in ((0, 3, 1, None), (-(2**32), 2**32, 1, None),
+                                                                  (0, 2**32 - 1, 2**32, None), (1, 0, 1, None),
+                                                                  (0, 3, 1, 0), (0, 3, 1, 99))])],
             ("part", Part(0, 32)), ("part", Part(4000, 200)), *[("tiles", n) for n in (0, 1, 2, TILES_MAX + 1)],
             *[("into" if isinstance(op, ReadTiles) else "src", b) for b in (*range(len(p.buffers)), 99)]]
 

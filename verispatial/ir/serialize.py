@@ -176,9 +176,9 @@ _SITES: dict[tuple[int, int], Site] = {}
 
 
 def _site(v: Any) -> Site:
-    x, y = int(v[0]), int(v[1])  # int() of an int is itself; of 8.0 (a JSON Schema integer), 8
-    got = _SITES.get((x, y))
+    got = _SITES.get((v[0], v[1]))  # 8.0 finds the site of 8 (equal numbers hash alike): no int() call on a hit
     if got is None:
+        x, y = int(v[0]), int(v[1])  # int() of an int is itself; of 8.0 (a JSON Schema integer), 8
         got = Site(x, y)
         if len(_SITES) < 1 << 16:  # bounded: coordinates come from documents
             _SITES[(x, y)] = got
@@ -194,7 +194,9 @@ def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
     """Python source turning the JSON value ``v`` (an expression) into a field of type ``tp``; the schema has already
     checked the value's JSON type. Raises NotImplementedError for a type it has no rule for."""
     if tp is int:
-        return f"int({v})"  # the builtin: an int as it is, 8.0 (a JSON Schema integer) as 8, as ``_int`` does
+        # An int as it is, 8.0 (a JSON Schema integer) as 8, as ``_int`` does: an int is taken without the call (most
+        # fields of most ops are ints, and a call of ``int`` costs more than the test); an array's items by ``map``.
+        return "int(x)" if v == "x" else f"(_v if type(_v := {v}) is int else int(_v))"
     if tp in (str, bool):
         return v
     if tp is Site:

@@ -58,11 +58,16 @@ def written_shards(p: Program) -> frozenset[int]:
     out: set[int] = set()
     for ep in p.programs:
         for op in walk(ep.ops):
-            if isinstance(op, (ReadTiles, FillTiles, CopyTiles)) and op.into in sharded:
-                out.add(op.into)
-            elif isinstance(op, PackAcc) and op.buf in sharded:
-                out.add(op.buf)
+            cls = type(op)  # by class first (a set lookup): most ops write no buffer
+            if cls in _WRITES_INTO and op.into in sharded:  # type: ignore[union-attr]
+                out.add(op.into)  # type: ignore[union-attr]
+            elif cls is PackAcc and op.buf in sharded:  # type: ignore[union-attr]
+                out.add(op.buf)  # type: ignore[union-attr]
     return frozenset(out)
+
+
+#: The op classes that write into the buffer ``into`` names (``written_shards``).
+_WRITES_INTO = frozenset((ReadTiles, FillTiles, CopyTiles))
 
 
 def sharded(p: Program) -> dict[int, Buffer]:

@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import operator
 import typing
 import unicodedata
 from collections import Counter
@@ -139,12 +140,8 @@ def name_violations(p: Program) -> list[IrViolation]:
     safely (escaped, cut to 40 characters)."""
     # Every name at once first: when their text is printable ASCII and none is too long, no name breaks a rule (a
     # fixed cost of every load, worth one join and two C calls rather than a call per name).
-    names = [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
-             *[t.name for t in p.trips], *[x.name for x in p.sections]]
     loop_vars = [_loop_vars(ep.ops, []) for ep in p.programs]
-    names += [var for vs in loop_vars for var in vs]
-    text = "".join(names)
-    if text.isascii() and text.isprintable() and max(map(len, names)) <= NAME_MAX:
+    if _names_pass(_entity_names(p)) and _names_pass([var for vs in loop_vars for var in vs]):
         return []
     # (kind, position, name): the entity is worded only for a bad name (thousands of buffers per load).
     named: list[tuple[str, int | str, str]] = [("program", "", p.name)]
@@ -169,6 +166,21 @@ def name_violations(p: Program) -> list[IrViolation]:
             if rule is not None:
                 out.append(IrViolation(f"{ep.site}.{ep.engine.value} loop {clip(ascii(var), 40)}", rule))
     return out
+
+
+def _entity_names(p: Program) -> list[str]:
+    """The names ``name_violations`` judges but the loop variables: the program's, its tensors', buffers',
+    semaphores', trips' and sections'."""
+    return [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
+            *[t.name for t in p.trips], *[x.name for x in p.sections]]
+
+
+def _names_pass(names: list[str]) -> bool:
+    """Whether no name of ``names`` can break ``name_rule``: their text is printable ASCII and none is too long (a
+    fixed cost of every load, worth one join and two C calls rather than a call per name). False decides nothing:
+    ``name_rule`` judges each name then."""
+    text = "".join(names)
+    return text.isascii() and text.isprintable() and max(map(len, names), default=0) <= NAME_MAX
 
 
 def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
@@ -212,7 +224,10 @@ def validate(p: Program) -> list[IrViolation]:
 def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     """``validate``'s violations and its op walk (None when a bad name stopped it before the walk): what the walk
     saw on the way (``_OpPass.names_non_loop``) spares ``validate_templated`` a walk of its own."""
-    names = name_violations(p)
+    # The loop variables' names are gathered by the op walk (``_OpPass.loop_vars``, judged after it: a bad name
+    # discards every other finding), the other names judged here; only a name that may be bad is worded, by
+    # ``name_violations`` (which finds the loop variables by a walk of its own).
+    names = name_violations(p) if not _names_pass(_entity_names(p)) else []
     if names:
         return names, None
     out: list[IrViolation] = []
@@ -229,9 +244,6 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     _check_tensors_and_trips(p, bad, _check_target)
 
     phases = p.phase_of_section()
-
-    def phase(section: int | None) -> int | None:
-        return phases[section] if section is not None and 0 <= section < len(phases) else None
 
     # Sites keyed by their coordinates (a tuple of ints hashes in C; a ``Site`` through its Python ``__hash__``):
     # thousands of buffers per load.
@@ -260,7 +272,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         if not 0 <= b.cb < max_cbs:
             bad(_buffer_name(b), f"cb index must be in [0, {max_cbs}), got {b.cb}")
         # Buffers of different phases may reuse a cb index, as they reuse bytes: no op of one phase names the other's.
-        cb_key = (site.x, site.y, phases[section] if 0 <= section < n_phases else None, b.cb)  # phase(section)
+        cb_key = (site.x, site.y, phases[section] if 0 <= section < n_phases else None, b.cb)  # the buffer's phase
         if cb_key in seen_cb:
             bad(_buffer_name(b), f"cb index {b.cb} is used twice on site {site} in one phase")
         seen_cb.add(cb_key)
@@ -295,7 +307,7 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
             bad(f"semaphore {s.id} ({s.name})", "has no site")
         if sem_section is not None and not 0 <= sem_section < n_sections:
             bad(f"semaphore {s.id} ({s.name})", f"section {sem_section} does not exist ({n_sections} sections)")
-        ph = phase(sem_section)
+        ph = phases[sem_section] if sem_section is not None and 0 <= sem_section < n_phases else None
         xys = [(site.x, site.y) for site in sites]
         for site, xy in zip(sites, xys, strict=True):
             if sem_section is None:
@@ -393,9 +405,9 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # keyed by coordinates and the engine's text (a Site and an Enum hash through Python code)
     for (x, y, eng), _n in _repeated([(ep.site.x, ep.site.y, ep.engine._value_) for ep in p.programs]):
         bad(f"program {Site(x, y)}.{eng}", "one program per (site, engine)")
-    ops = _OpPass(p, dests)
+    ops = _OpPass(p, dests, phases)
     for ep in p.programs:
-        if not _in_mesh(p, ep.site):
+        if not (0 <= ep.site.x < mesh_x and 0 <= ep.site.y < mesh_y):  # _in_mesh
             bad(f"program {ep.key}", f"site {ep.site} is outside the mesh")
         if ep.section_starts:
             if len(ep.section_starts) != len(p.sections):
@@ -410,6 +422,10 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         ops.program(ep)
         out.extend(ops.found)
         ops.found = []
+    if ops.cut_short or not _names_pass(ops.loop_vars):  # a body not walked (nested too deep): every name again
+        names = name_violations(p)
+        if names:
+            return names, None
     ops.word_totals()
     out.extend(ops.words)
     ops.index_rules()
@@ -789,6 +805,8 @@ def _check_shards(p: Program, report: Report) -> None:
     written = written_shards(p)
     phases = p.phase_of_section()
     holders: dict[str, dict[int, list[Buffer]]] = {}
+    # per tensor, its sharded buffers that pass their own rules with their shards' sizes, in buffer order
+    held: dict[str, list[tuple[Buffer, int]]] = {}
     counted: Counter[str] = Counter()
     for b in shards.values():
         sh = b.shard
@@ -801,9 +819,22 @@ def _check_shards(p: Program, report: Report) -> None:
             report(_buffer_name(b), f"the shards of tensor {sh.tensor!r} hold more than {SHARD_TILES_MAX} tiles: too "
                                     "large for the model")
             continue
-        per = holders.setdefault(sh.tensor, {})
-        for j in range(size):
-            per.setdefault(sh.tile(j), []).append(b)
+        held.setdefault(sh.tensor, []).append((b, size))
+    for tensor, bs in held.items():
+        # Only a tile two shards hold can break the holder rules: shards of one tensor that hold no tile in common
+        # (the common case, a tensor split over its cores) are told by a set of their tiles, made of ranges (a row
+        # of a shard at a time), not a dict entry per tile.
+        if _SHARD_DISJOINT_QUICK:
+            tiles: set[int] = set()
+            for b, size in bs:
+                tiles.update(_shard_tile_set(b, size))
+            if len(tiles) == sum(size for _b, size in bs):
+                continue
+        per = holders[tensor] = {}
+        for b, size in bs:
+            assert b.shard is not None
+            for j in range(size):
+                per.setdefault(b.shard.tile(j), []).append(b)
     for b in p.buffers:
         if b.shard is None and b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) \
                 and p.buffers[b.alias_of].shard is not None:
@@ -815,11 +846,31 @@ def _check_shards(p: Program, report: Report) -> None:
         _check_shard_offsets(p, shards, report)
 
 
+#: Whether ``_check_shards`` tells a tensor whose shards hold no tile in common by a set of their tiles (else every
+#: tile of every shard goes through the holder rules).
+_SHARD_DISJOINT_QUICK = True
+
+
+def _shard_tile_set(b: Buffer, size: int) -> set[int]:
+    """The tensor tiles ``Shard.tile(j)`` of the buffer's tiles ``j`` in ``[0, size)``, as a set: a width-0 shard is
+    one range, else a range per row of ``width`` tiles (the last row cut at ``size``)."""
+    sh = b.shard
+    assert sh is not None
+    if sh.width <= 0:
+        return set(range(sh.start, sh.start + size))
+    out: set[int] = set()
+    for row in range(0, size, sh.width):
+        first = sh.start + (row // sh.width) * sh.stride
+        out.update(range(first, first + min(sh.width, size - row)))
+    return out
+
+
 def _rect_in_mesh(p: Program, g: Group) -> bool:
     """Whether both corners of ``g``'s rectangle are in the mesh: only then may its sites be listed (a fuzzed corner
     of 2**32 would list billions)."""
     x0, y0, x1, y1 = g.rect
-    return _in_mesh(p, Site(x0, y0)) and _in_mesh(p, Site(x1, y1))
+    mx, my = p.target.mesh[0], p.target.mesh[1]  # ``_in_mesh`` of each corner, by coordinates (no Site built)
+    return 0 <= x0 < mx and 0 <= y0 < my and 0 <= x1 < mx and 0 <= y1 < my
 
 
 def _check_scratch(p: Program, report: Report) -> None:
@@ -856,21 +907,25 @@ def _check_scratch(p: Program, report: Report) -> None:
     by_op: Report = lambda entity, rule: ops_found.append((entity, rule))  # noqa: E731
     derived = False
     owner: dict[int, str] = {}
+    scratch_ids = frozenset(scratch)
     for ep in p.programs:
         key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
             addr = getattr(op, "addr", None)  # as ``Program.index_candidates`` reads every op
             if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
                 derived = True
-            if type(op) not in OP_TAGS:
+            cls = type(op)  # an op class of OP_TAGS below: none subclasses another, so a class test is isinstance's
+            if cls not in OP_TAGS:
                 continue  # the op pass refuses an op class it does not know (UnhandledOp), by its name
-            if isinstance(op, ScratchAccess):
-                _scratch_access_rule(p, scratch, ep, op, by_op)
+            if cls is ScratchAccess:
+                _scratch_access_rule(p, scratch, ep, op, by_op)  # type: ignore[arg-type]
             if not scratch:
                 # Every rule below is about a buffer of ``scratch``: with none, only the one above can break. (The
                 # op's name is worded only for a report: formatting it per op was most of validate's time on the
                 # 16-layer decode step, 7,440 ops in templates walked 16 times: validate 4.2x json.loads -> 1.9x.)
                 continue
+            if not _SHAPE_IDS.get(cls, True) and addr is None:
+                continue  # names no buffer (a barrier, a flush): no rule below can break
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
@@ -885,7 +940,8 @@ def _check_scratch(p: Program, report: Report) -> None:
                 if hit in scratch:
                     by_op(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
-            named = {v for v in _buffers_named(op) if v in scratch}
+            # the set of the named scratch buffers, made in the order they are named (a list argument is walked)
+            named = scratch_ids.intersection(_buffers_named(op))
             for i in named:
                 x = scratch[i]
                 allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
@@ -896,7 +952,8 @@ def _check_scratch(p: Program, report: Report) -> None:
                                               "buffer; only read_tiles into it, write_tiles from it and scratch_access "
                                               "use it")
                     continue
-                if ep.site != x.site:
+                if ep.site is not x.site and ep.site != x.site:  # read sites are shared objects (a Site compares in
+                    # Python code)
                     by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
                                               f"{ep.site}")
                 first = owner.setdefault(i, key)
@@ -956,7 +1013,8 @@ def _check_shard_buffer(p: Program, b: Buffer, tensors: dict[str, Tensor], resid
     sh = b.shard
     assert sh is not None
     e = _buffer_name(b)
-    if any(too_large(v, U32) for v in (sh.start, sh.width, sh.stride, sh.tiles)):
+    if not (-U32 <= sh.start <= U32 and -U32 <= sh.width <= U32 and -U32 <= sh.stride <= U32
+            and -U32 <= sh.tiles <= U32):  # too_large of each
         report(e, f"shard start {clip(str(sh.start))}, width {clip(str(sh.width))}, stride {clip(str(sh.stride))} or "
                   f"tiles {clip(str(sh.tiles))} is too large for the model (tile ids are 32-bit: at most {U32})")
         return None
@@ -1002,7 +1060,8 @@ def _check_shard_buffer(p: Program, b: Buffer, tensors: dict[str, Tensor], resid
     if b.alias_of is not None and 0 <= b.alias_of < len(p.buffers) and p.buffers[b.alias_of].shard != sh:
         report(e, f"aliases buffer {b.alias_of}, whose pages are not the same shard: an alias of a sharded buffer "
                   "is the same bytes")
-    for x in p.buffers:
+    # only a buffer of a phase after the first has an earlier phase (phases count up from 0)
+    for x in p.buffers if 0 <= b.section < len(phases) and phases[b.section] > 0 else ():
         if x.site == b.site and x.cb == b.cb and 0 <= x.section < len(phases) and 0 <= b.section < len(phases) \
                 and phases[x.section] < phases[b.section]:
             report(e, f"buffer {x.id} ({x.name}) of an earlier phase uses cb index {b.cb} on {b.site}: the ring "
@@ -1041,7 +1100,10 @@ def _check_shard_multicasts(p: Program, shards: dict[int, Buffer], phases: list[
                                                  if 0 <= b.section < len(phases)}
     for ep in p.programs:
         for op in walk(ep.ops):
-            if not isinstance(op, McastSend) or not 0 <= op.buf < len(p.buffers) or not 0 <= op.group < len(p.groups):
+            if type(op) is not McastSend:  # by class first: most ops are of another
+                continue
+            assert isinstance(op, McastSend)
+            if not 0 <= op.buf < len(p.buffers) or not 0 <= op.group < len(p.groups):
                 continue
             src = p.buffers[op.buf]
             if src.shard is not None and not op.front and not op.behind:
@@ -1095,14 +1157,14 @@ class _OpPass:
     # slots: a walk is made per validate, and setting its forty attributes in a dict was a fixed cost of each
     __slots__ = (
         "_by_site", "_cb_at", "_good_sems", "_goods", "_landings", "cut_short", "dests", "found", "gb", "gs", "incs", "index_ambiguous",
-        "index_derived", "index_fills", "index_uses", "issues", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
+        "index_derived", "index_fills", "index_uses", "issues", "loop_vars", "names_non_loop", "nb", "ng", "ns", "p", "phases", "quiet",
         "reads", "scratch_access", "sec", "sem_engine", "sem_xy", "sharded", "start", "tensor_of",
         "tensor_sections", "transfer_engine", "trip_max", "uses", "words", "writes",
     )
 
-    def __init__(self, p: Program, dests: list[tuple[Site, ...]]) -> None:
+    def __init__(self, p: Program, dests: list[tuple[Site, ...]], phases: list[int] | None = None) -> None:
         """The walk of ``p``; ``dests``: each group's destinations (``Group.destinations``; none for a rectangle that
-        leaves the mesh)."""
+        leaves the mesh); ``phases``: ``p.phase_of_section()`` when the caller has it."""
         self.p = p
         self.found: list[IrViolation] = []
         self.uses: list[IrViolation] = []
@@ -1112,7 +1174,7 @@ class _OpPass:
         self.trip_max = {t.name: t.max for t in p.trips}
         self.tensor_of = {t.name: t for t in p.tensors}
         self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
-        self.phases = p.phase_of_section()
+        self.phases = p.phase_of_section() if phases is None else phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         # (``_cbs``: built for the first multicast that asks)
         self._cb_at: set[tuple[int, int, int, int]] | None = None
@@ -1129,6 +1191,8 @@ class _OpPass:
         #: answered on the way); ``cut_short``: some body was not walked (nested too deep), so the answer is partial.
         self.names_non_loop = False
         self.cut_short = False
+        #: The variable of every loop walked, in walk order (``_validate`` judges their names after the walk).
+        self.loop_vars: list[str] = []
         #: Every ``ScratchAccess`` leaf, in walk order (``_validate`` checks them when the program has no scratch buffer).
         self.scratch_access: list[tuple[EngineProgram, ScratchAccess]] = []
         #: The tensors ReadTiles read and WriteTiles write (``program.tensor_accesses``), and per tensor the sections
@@ -1166,23 +1230,32 @@ class _OpPass:
 
     def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], times: int,
                     ranges: dict[str, int]) -> bool:
-        """Whether a ``SemInc``, ``SemWait`` or ``SemSet`` (``_SEM_QUICK``) passes every rule of ``_leaf`` and of
-        ``_word_range``: its engine issues it without the rendezvous exception (``sem_engine``), its semaphore is one
-        the op may name (``gs``, ``_good``), the word it aims at is on the site it names (an increment's ``at``, else
-        its own site), a wait's or set's terms name enclosing loops, and its values stay in the 32-bit word. When it
-        does, its part of the word totals (run ``times`` times, loop indices up to ``ranges``) is counted here, as
+        """Whether a ``SemInc``, ``SemWait``, ``SemSet``, ``SemRmw`` or ``InlineWrite`` (``_SEM_QUICK``) passes every
+        rule of ``_leaf`` and of ``_word_range``: its engine issues it without the rendezvous exception
+        (``sem_engine``), its semaphore is one the op may name (``gs``, ``_good``), the word it aims at is on the site
+        it names (an increment's or inline write's ``at``, else its own site), a wait's or set's terms name enclosing
+        loops, and its values stay in the 32-bit word. When it does, its part of the word totals (run ``times``
+        times, loop indices up to ``ranges``; an inline write's value as a start) is counted here, as
         ``_word_range`` counts it; False changes nothing and sends it through ``_leaf`` and ``_word_range``, which
         word each violation (a composed program's rendezvous is a run of these ops)."""
         cls = type(op)
         if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[union-attr]
             return False
-        if cls is SemInc:
-            assert isinstance(op, SemInc)
-            at = op.at
+        if cls is SemInc or cls is SemRmw:
+            assert isinstance(op, (SemInc, SemRmw))
+            at = op.at if isinstance(op, SemInc) else ep.site  # a read-modify-write's word is its own site's
             word = (op.sem, at.x, at.y)
             if (at.x, at.y) not in self.sem_xy[op.sem] or op.by > WORD_MAX:
                 return False
             self.incs[word] = self.incs.get(word, 0) + op.by * times
+            return True
+        if cls is InlineWrite:
+            assert isinstance(op, InlineWrite)
+            at = op.at
+            if (at.x, at.y) not in self.sem_xy[op.sem] or op.value > WORD_MAX:
+                return False
+            word = (op.sem, at.x, at.y)
+            self.start[word] = max(self.start.get(word, 0), op.value)
             return True
         assert isinstance(op, (SemWait, SemSet))
         site = ep.site
@@ -1201,21 +1274,26 @@ class _OpPass:
             self.start[word] = max(self.start.get(word, 0), hi)
         return True
 
-    def _transfer_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], phase: int | None) -> bool:
-        """Whether a ``ReadTiles`` or ``WriteTiles`` (``_TRANSFER_QUICK``) of whole tiles at a direct address passes
-        every rule of ``_leaf``: its engine issues it, its buffer is one the op may name (``gb``, ``_good``), its tiles
-        are in ``[1, TILES_MAX]``, its tensor is declared and not of a role it may not read or write, its address's
-        base and coefficients are 32-bit and its terms name enclosing loops, and the tensor's tiles are the buffer's
-        size. When it does, what the walk records of it (the tensors read and written, the sections naming each, the
-        buffers each tensor fills) is recorded here, as ``_leaf`` records it; False records nothing and sends it
-        through ``_leaf``, which words each violation (every data-movement program is mostly these)."""
+    def _transfer_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], phase: int | None,
+                         at: tuple[int, ...], j: int, top: int) -> bool:
+        """Whether a ``ReadTiles`` or ``WriteTiles`` (``_TRANSFER_QUICK``) of whole tiles passes every rule of
+        ``_leaf``: its engine issues it, its buffer is one the op may name (``gb``, ``_good``), its tiles are in
+        ``[1, TILES_MAX]``, its tensor is declared and not of a role it may not read or write, its address's base and
+        coefficients are 32-bit and its terms name enclosing loops (an indirect address's range 32-bit and not
+        empty, its scale 32-bit), and the tensor's tiles are the buffer's size. When it does, what the walk records of
+        it (the tensors read and written, the sections naming each, the buffers each tensor fills, an indirect
+        address for the index-buffer rules, ``index_rules``, at path ``(*at, j)`` under top-level op ``top``) is
+        recorded here, as ``_leaf`` records it; False records nothing and sends it through ``_leaf``, which words each
+        violation (every data-movement program is mostly these)."""
         cls = type(op)
         if cls not in self.transfer_engine:
             return False
         assert isinstance(op, (ReadTiles, WriteTiles))
         addr = op.addr
-        if op.part is not None or addr.dynamic is not None or not -U32 <= addr.base <= U32 \
-                or not 1 <= op.tiles <= TILES_MAX:
+        if op.part is not None or not -U32 <= addr.base <= U32 or not 1 <= op.tiles <= TILES_MAX:
+            return False
+        dyn = addr.dynamic
+        if dyn is not None and not (-U32 <= dyn.lo <= dyn.hi <= U32 and -U32 <= dyn.scale <= U32):
             return False
         for t in addr.terms:
             if t.var not in loops or not -U32 <= t.coef <= U32:
@@ -1239,6 +1317,8 @@ class _OpPass:
         if reads:
             site = ep.site
             self.index_fills.setdefault((site, -1 if phase is None else phase, name), set()).add(bid)
+        if dyn is not None:  # its index buffer's rules wait for every program's fills (``index_rules``)
+            self.index_uses.append((ep, op, (*at, j), top, phase))
         return True
 
     def _mcast_passes(self, op: Op, ep: EngineProgram, times: int) -> bool:
@@ -1306,6 +1386,13 @@ class _OpPass:
                 incs[word] = incs.get(word, 0) + by
         return ok
 
+    def _acc_passes(self, op: Op) -> bool:
+        """Whether an ``AcquireAcc`` (``_ACC_QUICK``) passes every rule of ``_leaf``: its engine issues it
+        (``issues``), its tiles are in ``[1, TILES_MAX]`` and its dtype is the target's. It records nothing; False
+        sends it through ``_leaf``, which words each violation (every compute program acquires in each step)."""
+        assert isinstance(op, AcquireAcc)
+        return AcquireAcc in self.issues and 1 <= op.tiles <= TILES_MAX and op.dtype in self.p.target.tile_bytes
+
     def _cbs(self) -> set[tuple[int, int, int, int]]:
         """(site column, site row, cb, phase) of every buffer whose section exists (coordinates: a tuple of ints hashes
         in C, a ``Site`` through its Python ``__hash__``)."""
@@ -1351,7 +1438,7 @@ class _OpPass:
         self.sem_engine = _SEM_OF[engine]
         self.transfer_engine = _TRANSFER_OF[engine]
         self.issues = _ISSUES_OF[engine]
-        ng, sem_quick, transfer_quick, mcast_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK, _MCAST_QUICK
+        ng, sem_quick, transfer_quick, mcast_quick, acc_quick = self.ng, _SEM_QUICK, _TRANSFER_QUICK, _MCAST_QUICK, _ACC_QUICK
         # One section (every template's programs, a straight line): every op is in section 0, of one phase, so the
         # ids it may name are looked up once, not per top-level op.
         one = len(starts) <= 1
@@ -1380,14 +1467,18 @@ class _OpPass:
                 continue
             if cls in sem_quick and self._sem_passes(top, ep, (), 1, _NO_RANGES):  # no rule can fail: counted
                 continue
-            if cls in transfer_quick and self._transfer_passes(top, ep, (), phase):  # no rule can fail: recorded
+            if cls in transfer_quick and self._transfer_passes(top, ep, (), phase, (), i, i):  # no rule can fail: recorded
                 continue
             if cls in mcast_quick and self._mcast_passes(top, ep, 1):  # no rule can fail: counted
+                continue
+            if cls in acc_quick and self._acc_passes(top):  # no rule can fail
                 continue
             if cls in _LEAVES:  # ``op``'s leaf case without its call (most ops are leaves)
                 self._leaf(ep, top, (i,), (), i, phase)
                 if cls in _WORD_OPS:
                     self._word_range(ep, top, (i,), 1, {})
+            elif cls is Loop:  # ``op``'s loop case without its call
+                self._loop(ep, top, (i,), (), 1, _NO_RANGES, i, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, top, (i,), (), 1, {}, i, phase)
         self.found.extend(self.uses)
@@ -1428,6 +1519,7 @@ class _OpPass:
 
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:
+        self.loop_vars.append(op.var)
         if op.var in loops:
             self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
         if len(at) > NEST_MAX:
@@ -1443,7 +1535,7 @@ class _OpPass:
         body_loops = (*loops, op.var)
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
-        mcast_quick = _MCAST_QUICK
+        mcast_quick, acc_quick = _MCAST_QUICK, _ACC_QUICK
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
@@ -1451,15 +1543,19 @@ class _OpPass:
                 continue
             if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
                 continue
-            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase):  # no rule can fail
+            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
                 continue
             if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
+                continue
+            if cls in acc_quick and self._acc_passes(x):  # no rule can fail
                 continue
             if cls in leaves:  # ``op``'s leaf case without its call
                 where = (*at, j)
                 leaf(ep, x, where, body_loops, top, phase, inner)
                 if cls in word_ops:
                     self._word_range(ep, x, where, times * n, inner)
+            elif cls is Loop:  # ``op``'s loop case without its call
+                self._loop(ep, x, (*at, j), body_loops, times * n, inner, top, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
 
@@ -1895,9 +1991,11 @@ def _check_sources(ep: EngineProgram, bad: Report) -> None:
     """The rules of ``ep``'s source locations (``_source_rules``), in order. A location that plainly passes them (a
     path met once that names an op, line and column within 32 bits and printable file and text, its call site's too:
     ``_SOURCES_QUICK``) is passed over without wording its entity: a front end records one per op."""
-    seen_paths: set[tuple[int, ...]] = set()
     ops, quick = ep.ops, _SOURCES_QUICK
     n = len(ops)
+    if quick and _sources_pass(ep.sources, ops):
+        return
+    seen_paths: set[tuple[int, ...]] = set()
     for path, loc in ep.sources:
         c = loc.called_at
         # printable text holds no control character (Cc is never printable): one C call for the common case
@@ -1909,6 +2007,62 @@ def _check_sources(ep: EngineProgram, bad: Report) -> None:
             continue
         _source_rules(ep, path, loc, path in seen_paths, bad)
         seen_paths.add(path)
+
+
+def _sources_pass(sources: Sequence[tuple[tuple[int, ...], SourceLoc]], ops: tuple[Op, ...]) -> bool:
+    """Whether every location of ``sources`` (an engine program's, of ``ops``) plainly passes the rules as
+    ``_check_sources`` tests each, all at once: no path twice, every line and column within 32 bits, the text of every
+    file and text (call sites' too) printable as one string, every path naming an op. False decides nothing (each
+    location is then tested on its own)."""
+    paths = [path for path, _loc in sources]
+    if len(set(paths)) != len(paths):
+        return False
+    locs = [loc for _path, loc in sources]
+    locs += [c for c in map(_CALLED_AT, locs) if c is not None]
+    if max(map(_LINE, locs)) > U32 or max(map(_COLUMN, locs)) > U32:
+        return False
+    # printable text holds no control character (Cc is never printable), and a string is printable when each of its
+    # parts is
+    if not printable("".join([*map(_FILE, locs), *map(_TEXT, locs)])):
+        return False
+    # each path's body looked up once per distinct prefix (a loop's ops share theirs), not walked per path
+    bodies: dict[tuple[int, ...], tuple[Op, ...] | None] = {(): ops}
+    for path in paths:
+        if not path:
+            continue  # names the program's ops (``_names_an_op``)
+        prefix = path[:-1]
+        if prefix in bodies:
+            body = bodies[prefix]
+        else:
+            body = bodies[prefix] = _body_at(ops, prefix)
+        if body is None or not 0 <= path[-1] < len(body):
+            return False
+    return True
+
+
+def _body_at(ops: tuple[Op, ...], path: tuple[int, ...]) -> tuple[Op, ...] | None:
+    """The body of the loop or if at ``path`` in ``ops`` (``ops`` for the empty path), or None when ``path`` names no
+    loop or if."""
+    for i in path:
+        if not 0 <= i < len(ops) or not isinstance(ops[i], CONTAINERS):
+            return None
+        ops = ops[i].body  # type: ignore[union-attr]
+    return ops
+
+
+def printable(text: str) -> bool:
+    """``text.isprintable()``; ASCII text is judged by deleting its printable bytes (space to tilde), a C loop several
+    times faster than ``isprintable``'s lookup per character (a front end's source locations: a kilobyte per kernel)."""
+    if text.isascii():
+        return not text.encode().translate(None, _ASCII_PRINTABLE)
+    return text.isprintable()
+
+
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F))
+
+
+_CALLED_AT, _LINE, _COLUMN = operator.attrgetter("called_at"), operator.attrgetter("line"), operator.attrgetter("column")
+_FILE, _TEXT = operator.attrgetter("file"), operator.attrgetter("text")
 
 
 def _source_rules(ep: EngineProgram, path: tuple[int, ...], loc: SourceLoc, again: bool, bad: Report) -> None:
@@ -2023,13 +2177,16 @@ def _quick(cls: type) -> Quick:
     return env["quick"]  # type: ignore[no-any-return]
 
 
+#: Per leaf op class, whether it has a field naming an id (``_SHAPE``): one without names no buffer but through an
+#: address (``_check_scratch`` passes over it).
+_SHAPE_IDS: dict[type, bool] = {cls: bool(_shape(cls)[0]) for cls in OP_TAGS if cls not in CONTAINERS}
 #: ``_quick`` of every leaf op class.
 _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in CONTAINERS}
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
 #: issue one and ``_quick`` holds, the walk passes over it without calling ``_leaf``.
 _QUIET = _PLAIN - {ScratchAccess}
 #: The semaphore ops ``_OpPass._sem_passes`` passes over when no rule of ``_leaf`` can fail.
-_SEM_QUICK = frozenset((SemInc, SemWait, SemSet))
+_SEM_QUICK = frozenset((SemInc, SemWait, SemSet, SemRmw, InlineWrite))
 #: Per engine, the ``_SEM_QUICK`` classes it issues with no exception (``ISSUED_BY``).
 _SEM_OF: dict[Engine, frozenset[type]] = {e: frozenset(c for c in _SEM_QUICK if e in ISSUED_BY[c]) for e in Engine}
 #: The transfers ``_OpPass._transfer_passes`` passes over when no rule of ``_leaf`` can fail.
@@ -2062,3 +2219,17 @@ def _compute_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> b
 
 for _e in ISSUED_BY[Compute]:
     _QUIET_OF[_e][Compute] = _compute_quiet
+
+
+def _copy_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> bool:
+    """Whether a ``CopyTiles`` passes every rule of ``_OpPass._leaf`` but its engine's (which ``_QUIET_OF`` holds by
+    construction): its ids and tiles (``_quick``) and two buffers, not one copied onto itself. ``CopyTiles`` records
+    nothing, so the walk may pass over it."""
+    assert isinstance(op, CopyTiles)
+    return op.src != op.into and _QUICK[CopyTiles](op, gb, gs, ng)
+
+
+for _e in ISSUED_BY[CopyTiles]:
+    _QUIET_OF[_e][CopyTiles] = _copy_quiet
+#: The accumulator acquire ``_OpPass._acc_passes`` passes over when no rule of ``_leaf`` can fail.
+_ACC_QUICK = frozenset((AcquireAcc,))
