@@ -155,3 +155,21 @@ def test_the_reports_show_consequences_under_their_finding(fmt: str, tmp_path: P
         related = by[s1]["relatedLocations"][-1]
         assert related["message"]["text"] == f"not proved because of the refuted finding {d1}"
         assert related["physicalLocation"] == by[d1]["locations"][0]["physicalLocation"]
+
+
+def test_a_proved_json_report_carries_the_summary_too(capsys: pytest.CaptureFixture[str]) -> None:
+    # README: `summary` holds the three counts; a CI script reads it on the good case as on the bad
+    root = Path(__file__).parent.parent
+    assert main(["certify", str(root / "examples" / "pipeline_small.json"), "--json", "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"] == {"findings": 0, "consequences": 0, "other_failed_to_prove": 0}
+
+
+def test_a_failed_to_prove_json_report_without_findings_counts_its_failures() -> None:
+    from verispatial.report.consequences import annotate_json
+
+    failed = (_r("sem-exact:sem0@(0,0)", Verdict.FAILED), _r("sem-exact:sem1@(0,0)", Verdict.FAILED),
+              _r("sem-overshoot:sem0@(0,0)", Verdict.PROVED))
+    doc = annotate_json(Report("t", "wormhole_b0", failed).to_json(), None)
+    assert doc["summary"] == {"findings": 0, "consequences": 0, "other_failed_to_prove": 2}
+    assert all("consequence_of" not in r for r in doc["results"])

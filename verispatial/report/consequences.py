@@ -281,10 +281,12 @@ def grouped(report: Report, program: Program | None) -> Grouping | None:
 
 
 def annotate_json(doc: dict[str, Any], grouping: Grouping | None) -> dict[str, Any]:
-    """The JSON report ``doc`` (``Report.to_json``) with ``consequence_of: <finding name>`` on each consequence and,
-    when something was refuted, ``summary``: the counts of ``Grouping.counts``. Verdicts and ``exit_code`` stay."""
+    """The JSON report ``doc`` (``Report.to_json``) with ``consequence_of: <finding name>`` on each consequence and
+    ``summary``: the counts of ``Grouping.counts``, on every report (``grouping`` None, nothing refuted: no
+    consequences, every failed-to-prove result another). Verdicts and ``exit_code`` stay."""
+    results = doc.get("results", [])
     if grouping is None:
-        return doc
-    results = [{**r, "consequence_of": grouping.of[r["name"]]} if r.get("name") in grouping.of else r
-               for r in doc.get("results", [])]
+        grouping = Grouping(findings=tuple(r["name"] for r in results if r.get("verdict") == Verdict.REFUTED.value),
+                            others=tuple(r["name"] for r in results if r.get("verdict") == Verdict.FAILED.value))
+    results = [{**r, "consequence_of": grouping.of[r["name"]]} if r.get("name") in grouping.of else r for r in results]
     return {**doc, "results": results, "summary": grouping.counts()}
