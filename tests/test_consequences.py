@@ -173,3 +173,51 @@ def test_a_failed_to_prove_json_report_without_findings_counts_its_failures() ->
     doc = annotate_json(Report("t", "wormhole_b0", failed).to_json(), None)
     assert doc["summary"] == {"findings": 0, "consequences": 0, "other_failed_to_prove": 2}
     assert all("consequence_of" not in r for r in doc["results"])
+
+
+def _writer_past_its_pages() -> Program:
+    """The reader pushes 3 pages; the writer loops 4 times, each iteration waiting for a page and writing it to tile
+    ``i`` of the 3-tile output: it hangs at its fourth wait (a deadlock), before the fourth write, the one past the
+    output (``bounds``: the candidate does not replay, the run deadlocks first)."""
+    from verispatial.ir import Loop, Term
+
+    reader = ep(A, Engine.READER, Loop("i", 3, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("i", 1),)), 1, 0),
+                                                ReadBarrier(), Push(0, 1))))
+    writer = ep(A, Engine.WRITER, Loop("i", 4, (Wait(0, 1), WriteTiles(0, "Y", Addr(0, (Term("i", 1),)), 1),
+                                                WriteBarrier(), Pop(0, 1))))
+    tensors = (Tensor("X", (32, 96), "bf16", Role.INPUT), Tensor("Y", (32, 96), "bf16", Role.OUTPUT))
+    return prog(reader, writer, buffers=(buf(0, A, cap=2),), tensors=tensors)
+
+
+def test_an_occurrence_the_deadlock_never_reaches_is_its_consequence() -> None:
+    # The writer's writes ran in iterations 0-2, but the one of iteration 3 the bound is about never runs: the
+    # writer is stuck at the wait before it (a fresh user's lcopy4 / st_idxarg, reported as 1 other failed-to-prove)
+    p = _writer_past_its_pages()
+    report = certify(p, cache=False)
+    (finding,) = [r.name for r in report.results if r.verdict is Verdict.REFUTED]
+    assert finding.startswith(f"{R.DEADLOCK}:")
+    bounds = next(r for r in report.results if r.name == f"{R.BOUNDS}:Y")
+    assert bounds.verdict is Verdict.FAILED
+    assert bounds.unreplayed
+    g = group(report, p)
+    assert g.of == {bounds.name: finding}
+    assert bounds.name not in g.others
+
+
+def test_an_output_no_op_writes_is_a_consequence_of_a_deadlock_whose_run_never_ends() -> None:
+    # Nothing writes Y, and the reader reserves a third page of a 2-page buffer nobody pops: the run deadlocks, so
+    # it never ends, where output-unwritten is checked (a fresh user's st_signed, reported as 1 other failed-to-prove)
+    from verispatial.ir import Loop, Term
+
+    reader = ep(A, Engine.READER, Loop("i", 3, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("i", 1),)), 1, 0),
+                                                ReadBarrier(), Push(0, 1))))
+    writer = ep(A, Engine.WRITER, Wait(0, 1))
+    tensors = (Tensor("X", (32, 96), "bf16", Role.INPUT), Tensor("Y", (32, 96), "bf16", Role.OUTPUT))
+    p = prog(reader, writer, buffers=(buf(0, A, cap=2),), tensors=tensors)
+    report = certify(p, cache=False)
+    (finding,) = [r.name for r in report.results if r.verdict is Verdict.REFUTED]
+    assert finding.startswith(f"{R.DEADLOCK}:")
+    unwritten = next(r for r in report.results if r.name == f"{R.OUTPUT_UNWRITTEN}:Y")
+    assert unwritten.verdict is Verdict.FAILED
+    assert unwritten.unreplayed
+    assert group(report, p).of == {unwritten.name: finding}
