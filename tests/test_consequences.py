@@ -14,6 +14,7 @@ from verispatial.cli import main
 from verispatial.driver.run import certify
 from verispatial.ir import Addr, Engine, Pop, Program, Push, ReadBarrier, ReadTiles, Reserve, Role, Tensor, Wait, WriteBarrier, WriteTiles
 from verispatial.ir import rules as R
+from verispatial.ir.ops import Op
 from verispatial.ir.serialize import dumps
 from verispatial.report.consequences import group
 
@@ -155,3 +156,65 @@ def test_the_reports_show_consequences_under_their_finding(fmt: str, tmp_path: P
         related = by[s1]["relatedLocations"][-1]
         assert related["message"]["text"] == f"not proved because of the refuted finding {d1}"
         assert related["physicalLocation"] == by[d1]["locations"][0]["physicalLocation"]
+
+
+def test_a_proved_json_report_carries_the_summary_too(capsys: pytest.CaptureFixture[str]) -> None:
+    # README: `summary` holds the three counts; a CI script reads it on the good case as on the bad
+    root = Path(__file__).parent.parent
+    assert main(["certify", str(root / "examples" / "pipeline_small.json"), "--json", "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"] == {"findings": 0, "consequences": 0, "other_failed_to_prove": 0}
+
+
+def test_a_failed_to_prove_json_report_without_findings_counts_its_failures() -> None:
+    from verispatial.report.consequences import annotate_json
+
+    failed = (_r("sem-exact:sem0@(0,0)", Verdict.FAILED), _r("sem-exact:sem1@(0,0)", Verdict.FAILED),
+              _r("sem-overshoot:sem0@(0,0)", Verdict.PROVED))
+    doc = annotate_json(Report("t", "wormhole_b0", failed).to_json(), None)
+    assert doc["summary"] == {"findings": 0, "consequences": 0, "other_failed_to_prove": 2}
+    assert all("consequence_of" not in r for r in doc["results"])
+
+
+def _three_pages_for(*writer: Op) -> Program:
+    """The reader pushes 3 pages of X through a 2-page buffer; the writer runs ``writer``. Y is the 3-tile output."""
+    from verispatial.ir import Loop, Term
+
+    reader = ep(A, Engine.READER, Loop("i", 3, (Reserve(0, 1), ReadTiles("X", Addr(0, (Term("i", 1),)), 1, 0),
+                                                ReadBarrier(), Push(0, 1))))
+    tensors = (Tensor("X", (32, 96), "bf16", Role.INPUT), Tensor("Y", (32, 96), "bf16", Role.OUTPUT))
+    return prog(reader, ep(A, Engine.WRITER, *writer), buffers=(buf(0, A, cap=2),), tensors=tensors)
+
+
+def _unreplayed_beside_a_deadlock(p: Program, name: str) -> tuple[str, Result, Report]:
+    """The one refuted deadlock of ``p``'s report, its failed-to-prove result ``name`` (a candidate not replayed),
+    and the report."""
+    report = certify(p, cache=False)
+    (finding,) = [r.name for r in report.results if r.verdict is Verdict.REFUTED]
+    assert finding.startswith(f"{R.DEADLOCK}:")
+    r = next(r for r in report.results if r.name == name)
+    assert r.verdict is Verdict.FAILED
+    assert r.unreplayed
+    return finding, r, report
+
+
+def test_an_occurrence_the_deadlock_never_reaches_is_its_consequence() -> None:
+    # The writer loops 4 times, waiting for a page and writing it to tile i of Y: its writes ran in iterations 0-2,
+    # but the one of iteration 3, past Y, which the bound is about, never runs: the writer hangs at the wait before
+    # it (a fresh user's lcopy4 / st_idxarg, reported as 1 other failed-to-prove)
+    from verispatial.ir import Loop, Term
+
+    p = _three_pages_for(Loop("i", 4, (Wait(0, 1), WriteTiles(0, "Y", Addr(0, (Term("i", 1),)), 1), WriteBarrier(),
+                                       Pop(0, 1))))
+    finding, bounds, report = _unreplayed_beside_a_deadlock(p, f"{R.BOUNDS}:Y")
+    g = group(report, p)
+    assert g.of == {bounds.name: finding}
+    assert bounds.name not in g.others
+
+
+def test_an_output_no_op_writes_is_a_consequence_of_a_deadlock_whose_run_never_ends() -> None:
+    # Nothing writes Y, and the reader's third reserve waits for a page nobody pops: the run deadlocks, so it never
+    # ends, where output-unwritten is checked (a fresh user's st_signed, reported as 1 other failed-to-prove)
+    p = _three_pages_for(Wait(0, 1))
+    finding, unwritten, report = _unreplayed_beside_a_deadlock(p, f"{R.OUTPUT_UNWRITTEN}:Y")
+    assert group(report, p).of == {unwritten.name: finding}

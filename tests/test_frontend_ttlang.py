@@ -1049,3 +1049,36 @@ def test_a_counterexample_two_refutations_share_is_printed_once(tmp_path: Path) 
     first = lines[heads[0]].split(": ", 1)[0].removeprefix("refuted ")  # deadlock/deadlock:(0,0).compute+2
     assert lines[heads[1] + 1] == f"    counterexample: the one of {first} above"
     assert sum(1 for ln in lines if ln.strip() == "kind: deadlock") == 1
+
+
+def test_an_unwritten_output_names_the_shape_value_in_its_headline() -> None:
+    """``--range M=64:512:64`` on the example: at M=64 no node has a row block, so output y is written by nothing
+    (refuted, rightly). The headline said "(trips M=0)", the class's trip, where the user's M is 64."""
+    run = subprocess.run([sys.executable, "-m", "verispatial", "certify", str(ROOT / "examples" / "ttlang" /
+                                                                              "matmul_bias_relu.py"),
+                          "--range", "M=64:512:64", "-q", "--no-cache"], capture_output=True, text=True, check=False)
+    assert run.returncode == 1, run.stderr
+    (headline,) = [ln for ln in run.stdout.splitlines() if ln.startswith("refuted happens-before/output-unwritten:y")]
+    assert headline.endswith("output y tile 0 is written by no write of it when M=64 (trip M=0)"), headline
+
+
+def test_shape_values_replace_the_trip_in_every_phrase_that_names_it() -> None:
+    """A reason names its trips after "with" (a deadlock's run) or "when" (a balance or an unwritten output); each
+    gets the shape's value with the trip beside it, and a longer value (M=10) is not taken for M=1."""
+    from types import SimpleNamespace
+
+    from verispatial.certify.report import Report, Result, Verdict
+    from verispatial.report.sources import with_shape_values
+
+    def refuted(reason: str, trips: dict[str, int]) -> Result:
+        return Result("balance", "x", Verdict.REFUTED, reason, {"kind": "x", "trips": trips, "summary": reason})
+
+    report = Report("p", "wormhole_b0", (refuted("b0 (c_0) ends with 2 pages left (pushed 4, popped 2) when M=1", {"M": 1}),
+                                         refuted("output y tile 3 is written by no write of it when M=10", {"M": 10}),
+                                         refuted("deadlock with M=1 after 9 steps: (0,0).reader", {"M": 1})))
+    got = with_shape_values(report, [SimpleNamespace(name="M", m=64, base=32)])
+    assert [r.reason for r in got.results] == [
+        "b0 (c_0) ends with 2 pages left (pushed 4, popped 2) when M=96 (trip M=1)",
+        "output y tile 3 is written by no write of it when M=672 (trip M=10)",
+        "deadlock with M=96 (trip M=1) after 9 steps: (0,0).reader"]
+    assert [(r.counterexample or {})["summary"] for r in got.results] == [r.reason for r in got.results]

@@ -23,6 +23,7 @@ its line (``api.own_write_vc``; docs/ttmetal.md)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,28 @@ def test_unicast_data_then_a_flag_multicast_is_refuted(tmp_path: Path, target: s
     program = import_host(_host(tmp_path, target, calls))
     assert _channels(program) == [("McastSend", 1), ("McastSetValid", 4)]
     assert len(_overtaken(certify(program))) == 1
+
+
+def _overtake_reasons(report: Any) -> list[str]:
+    return [r.reason for r in report.results if r.name.startswith("async-flag-overtake:") and r.verdict is Verdict.REFUTED]
+
+
+@pytest.mark.parametrize(("calls", "flag", "data"), [
+    # a unicast write, then the flag multicast: the data is no multicast
+    ("noc_async_write(l1, get_noc_addr(x0, y0, l1), get_tile_size(cb));\n        " + FLAG_MCAST, "multicast", "write"),
+    # one core each (a unicast flag after a write to a one-core rectangle): neither is
+    (_per_core(""), "write", "write"),
+    # the flag multicast on a VC of its own after the data multicast: both are
+    (f"{DATA_MCAST}\n        " + FLAG_MCAST.replace("num_dests);", "num_dests, false, noc_index, 5);"), "multicast",
+     "multicast"),
+])
+def test_a_write_to_one_core_is_called_a_write_not_a_multicast(tmp_path: Path, calls: str, flag: str, data: str) -> None:
+    """The program models a unicast write as a write to a one-core rectangle; the reason says "write" for it, as the
+    kernel's call does, and keeps "multicast" for a rectangle of several cores."""
+    reasons = _overtake_reasons(certify(import_host(_host(tmp_path, "blackhole", calls))))
+    assert reasons
+    for reason in reasons:
+        assert re.match(rf"flag {flag} of sem\d+ may overtake the data {data} before it", reason), reason
 
 
 @pytest.mark.parametrize("target", ["blackhole", "wormhole_b0"])

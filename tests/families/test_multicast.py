@@ -209,7 +209,7 @@ def test_mcast_publish_early() -> None:
     r = simulate(mcast_program(receiver_waits=False))
     v = r.violations[0]
     assert where(v) == ("mcast-publish-early", RB, (3,), ())
-    assert v.message == "push(b1, 2) publishes pages [0, 2) but no multicast has landed in page 0 of b1 yet"
+    assert v.message == "push(b1, 2) publishes pages [0, 2) but no remote write has landed in page 0 of b1 yet"
 
 
 # ---------------------------------------------------------------------------------------------- explicit places

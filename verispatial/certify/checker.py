@@ -94,7 +94,7 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
             why = f"no path of the {n} engine programs breaks it"
             if gone.get(rule):
                 why += (f"; {len(gone[rule])} op(s) flagged per engine run only once the source left (a later flag "
-                        "multicast seen to land, or a flush): " + ", ".join(f"{f.engine} {list(f.path or [])}"
+                        "write or multicast seen to land, or a flush): " + ", ".join(f"{f.engine} {list(f.path or [])}"
                                                                           for f in gone[rule][:4]))
             out.append(Result(family, rule, Verdict.PROVED, why))
             continue
@@ -740,7 +740,7 @@ def _source_results(a: Analysis, facts: dict[str, EngineFacts], trusted: set[int
                               "another engine's pops or writes are not decided"))
         elif b in back and (b in partners or b in dests):
             out.append(Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                              f"b{b} is multicast from its back and shares bytes with an alias or receives multicasts: "
+                              f"b{b} is written or multicast from its back and shares bytes with an alias or receives remote writes: "
                               "a rewrite of its reserved pages by another engine is not decided"))
     return out
 

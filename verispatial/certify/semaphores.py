@@ -94,6 +94,7 @@ flag that may carry a value it accepts was issued and had left; the counter mode
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import attrs
 
@@ -115,7 +116,7 @@ from verispatial.ir.ops import (
     WriteBarrier,
     count_max,
 )
-from verispatial.ir.program import Program, unordered_pair
+from verispatial.ir.program import Group, Program, unordered_pair, write_noun
 
 
 @attrs.frozen
@@ -622,13 +623,14 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
     reads = index.reads.get(key, [])
     other = next((lf for lf in reads if lf.engine != owner), None)
     if other is not None:
-        return f"{other.engine} multicasts it at {list(other.path)} while {owner} sets it (a sequence has one owner)"
+        return (f"{other.engine} {_noun(p, [other], plural=True)} it at {list(other.path)} while {owner} sets it (a "
+                "sequence has one owner)")
     for lf in index.flags.get(key, []):
         if lf.engine != owner or not isinstance(lf.op, McastSetValid) or lf.op.source != sem:
-            return (f"{lf.engine}'s flag multicast at {list(lf.path)} lands on a word {owner} sets to several values "
+            return (f"{lf.engine}'s flag {_noun(p, [lf])} at {list(lf.path)} lands on a word {owner} sets to several values "
                     "(only its owner's copies of the word itself may)")
     if unordered_pair(p.groups, [lf.op for lf in reads if isinstance(lf.op, McastSetValid)]) is not None:
-        return (f"{owner}'s flag multicasts of it reach a core on several virtual channels or from several rectangles "
+        return (f"{owner}'s flag {_noun(p, reads, plural=True)} of it reach a core on several virtual channels or from several rectangles "
                 "(decided: one channel and one rectangle at each core, where copies land in the order they left)")
     trip_max = p.trip_max()
     early: list[Leaf] = []
@@ -661,7 +663,7 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
     for f in reads:
         again = next((x for x in sets if x.index > f.index and _shares_loop(x, f, trip_max)), None)
         if again is not None:
-            return (f"{owner} multicasts it at {list(f.path)} before setting it at {list(again.path)} in the same loop: "
+            return (f"{owner} {_noun(p, [f], plural=True)} it at {list(f.path)} before setting it at {list(again.path)} in the same loop: "
                     "a flag would copy the previous iteration's value (decided: the set first)")
         prev = [x for x in sets if x.index < f.index]
         last = prev[-1] if prev else None
@@ -674,7 +676,7 @@ def _sequence(p: Program, views: dict[str, EngineView], index: _Index, key: tupl
         elif all(r.path[0] < f.path[0] for r in rising):
             carriers.append(Carrier("after"))
         else:
-            return (f"{owner} multicasts it at {list(f.path)}, whose value was set at {list(last.path)} in another loop "
+            return (f"{owner} {_noun(p, [f], plural=True)} it at {list(f.path)}, whose value was set at {list(last.path)} in another loop "
                     "body (decided: the set in the same iteration, or every set in an earlier top-level op)")
     return Sequence(sem, site, owner, init, tuple(rising), tuple(resets), tuple(early), tuple(reads),
                     tuple(carriers))
@@ -855,7 +857,7 @@ def _source_value(p: Program, sem: int, site: Site, sender: EngineView, index: _
     affine = _affine_set(touching)
     if affine:
         return affine
-    return _value_at_sends(sender, sem, p.semaphores[sem].init, index, p.trip_max())
+    return _value_at_sends(sender, sem, p.semaphores[sem].init, index, p.groups, p.trip_max())
 
 
 def _affine_set(local: list[Leaf] | tuple[Leaf, ...]) -> str:
@@ -870,7 +872,7 @@ def _affine_set(local: list[Leaf] | tuple[Leaf, ...]) -> str:
     return ""
 
 
-def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
+def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index, groups: tuple[Group, ...],
                     trip_max: dict[str, int] | None = None) -> int | str:
     """The value the sender's own word holds at every flag multicast that reads it, by a may-analysis over every
     path of the sender's program (loops to a fixpoint, trip loops may run zero times, loops that never run skipped).
@@ -878,12 +880,14 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
     from verispatial.certify.facts import run_paths as _run
 
     seen: set[int] = set()
+    read_by: set[int] = set()  # the groups of the flags that read it: the reason calls them writes or multicasts
 
     def step(op: Op, _path: tuple[int, ...], s: frozenset[tuple[object, ...]]) -> frozenset[tuple[object, ...]]:
         if isinstance(op, SemSet) and op.sem == sem:
             return frozenset({("v", op.value)})
         if isinstance(op, McastSetValid) and op.source == sem:
             seen.update(int(t[1]) for t in s)  # type: ignore[call-overload]
+            read_by.add(op.group)
         return s
 
     # Top-level ops that name no op on the word leave the may-state as it is (loops reach their fixpoint at once):
@@ -893,7 +897,7 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index,
         set_to = {lf.op.value for lf in sender.leaves if isinstance(lf.op, SemSet) and lf.op.sem == sem}
         return set_to.pop() if len(set_to) == 1 else init
     if len(seen) != 1:
-        return f"a flag multicast may read it holding any of {sorted(seen)}"
+        return f"a flag {write_noun(groups, read_by)} may read it holding any of {sorted(seen)}"
     return seen.pop()
 
 
@@ -941,7 +945,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
         # A one-word remote write stores a value no count follows: only a word nothing else touches (a mailbox slot
         # a kernel reads with plain loads) is decided, and it decides nothing blocking.
         other = [what for what, there in (("incremented", incs), ("flagged", flags), ("set", sets), ("waited on", waits),
-                                          ("read by a flag multicast", (sem, site) in sources)) if there]
+                                          ("read by a flag", (sem, site) in sources)) if there]
         if other:
             return unsupported(f"one-word remote writes (noc_inline_dw_write) land on it and it is also {other[0]}: "
                                "no protocol decides it")
@@ -969,7 +973,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
     if (sem, site) in sources and not flags and not incs and not waits:
         v = sources[(sem, site)]
         if isinstance(v, str):
-            return unsupported(f"flag multicast source whose value is not constant: {v}")
+            return unsupported(f"the source word of a flag, whose value is not constant: {v}")
         return Word(kind="source", value=v, owner=sets[0].engine if sets else None, **base)  # type: ignore[arg-type]
     if not (incs or flags or sets or waits):
         return Word(kind="unused", **base)  # type: ignore[arg-type]
@@ -1044,7 +1048,7 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
             return unsupported(f"the flag written by {lf.engine} has no constant source value ({src})")
         values.add(src)
     if len(values) != 1:
-        return unsupported(f"flag multicasts write different values {sorted(values)}")
+        return unsupported(f"flag {_noun(p, flags, plural=True)} write different values {sorted(values)}")
     flag_value = values.pop()
     set_values = {lf.op.value for lf in sets if isinstance(lf.op, SemSet)}
     # Set first (set, wait, ...), or, when the word starts at the one reset value, wait first (primed).
@@ -1067,3 +1071,8 @@ def _classify_word(p: Program, views: dict[str, EngineView], sem: int, site: Sit
             return unsupported(f"a wait for {op.cond.value} {op.value} does not test the flag value {flag_value}")
     return Word(kind="flag", owner=owner, value=flag_value, primed=primed, reset_value=reset_value,
                 **base)  # type: ignore[arg-type]
+
+
+def _noun(p: Program, leaves: Iterable[Leaf], plural: bool = False) -> str:
+    """``write_noun`` of the NoC writes among ``leaves`` (their groups): a unicast flag is a write, not a multicast."""
+    return write_noun(p.groups, [lf.op.group for lf in leaves if isinstance(lf.op, (McastSetValid, SemIncMcast))], plural)

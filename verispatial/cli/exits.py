@@ -15,6 +15,7 @@ import click
 from verispatial import budget
 from verispatial.cli.output import write_json
 from verispatial.errors import BadInput, CheckerError
+from verispatial.extras import missing_extra
 
 EXIT_OK = 0
 EXIT_REFUTED = 1
@@ -38,8 +39,10 @@ def guard(as_json: bool, body: Callable[[], int]) -> int:
         return body()
     except BadInput as e:
         fail(e, as_json)
-    except CheckerError as e:
-        if as_json:
+    except (CheckerError, ModuleNotFoundError) as e:
+        if (bad := missing_extra(e)) is not None:  # an optional dependency not installed: name its extra
+            fail(bad, as_json)
+        if as_json and isinstance(e, CheckerError):
             write_json(e.to_json())
         raise
 
@@ -89,6 +92,8 @@ def _main(group: click.Group, args: list[str]) -> int:
         error_line(e.line())
         return EXIT_BAD_INPUT
     except CheckerError as e:
+        if (bad := missing_extra(e)) is not None:
+            return _missing_extra(bad, args)
         sys.stderr.write(f"verispatial: checker error: {e}\n")
         return EXIT_CHECKER_ERROR
     except click.exceptions.NoArgsIsHelpError as e:
@@ -105,7 +110,19 @@ def _main(group: click.Group, args: list[str]) -> int:
         return _usage_error(args, "", e.format_message())
     except (click.exceptions.Abort, KeyboardInterrupt, budget.Interrupted):
         return EXIT_INTERRUPTED
-    except Exception as e:  # a fault of the CLI itself: still one line, still no traceback
+    except Exception as e:
+        if (bad := missing_extra(e)) is not None:
+            return _missing_extra(bad, args)
+        # a fault of the CLI itself: still one line, still no traceback
         sys.stderr.write(f"verispatial: checker error: {type(e).__name__}: {e}\n")
         return EXIT_CHECKER_ERROR
     return rv if isinstance(rv, int) else EXIT_OK
+
+
+def _missing_extra(bad: BadInput, args: list[str]) -> int:
+    """An optional dependency a command that ran outside ``guard`` needed is not installed: ``bad``'s one line and,
+    with ``--json``, its JSON document."""
+    error_line(bad.line())
+    if _wants_json(args):
+        write_json(bad.to_json())
+    return EXIT_BAD_INPUT

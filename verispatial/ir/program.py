@@ -260,6 +260,16 @@ def unordered_pair(groups: tuple[Group, ...], ops: list[McastSend | McastSetVali
     return None
 
 
+def write_noun(groups: tuple[Group, ...], ids: Iterable[int], plural: bool = False) -> str:
+    """What NoC writes to the groups ``ids`` of ``groups`` are called in messages: ``write`` when each reaches one
+    core (a unicast call, ``noc_async_write`` or ``noc_semaphore_set_remote``, is a write to a one-core group),
+    ``multicast`` when each reaches several, ``write or multicast`` for some of each (``multicast`` for none);
+    ``plural``: ``writes``, ``multicasts`` (the verb of one op too), ``writes or multicasts``. Raises ``IndexError``
+    for a group not in ``groups``."""
+    nouns = sorted({"write" if len(groups[g].destinations()) == 1 else "multicast" for g in ids}, reverse=True)
+    return " or ".join(n + "s" if plural else n for n in nouns or ["multicast"])
+
+
 def landing_order_text(key: LandingOrder) -> str:
     """A landing order as messages name it: ``VC 4 to (1,0)-(3,2)`` (``vc_text``)."""
     x0, y0, x1, y1 = key[1]

@@ -16,13 +16,15 @@ A failed result ``F`` is a *consequence* of refuted finding ``X`` when
   exact counting is reported under the kind that broke it: ``sem-set-race:W``, ``sem-overshoot:W``, ...), all of
   which must be explained. ``X`` is the finding the first blocking name leads to. Or
 - ``F.unreplayed`` (the interpreter did not reproduce its candidate) and ``X`` is a refuted deadlock whose run, as
-  the interpreter reproduces it, never executes any op ``F`` is about while an engine of those ops, one of ``X``'s
-  component, is stuck: an op
-  obligation's op, every op of an ordering, every op of the buffer, word or tensor it names; for a claim checked
-  at the end of a run (``balance-*``, ``output-unwritten``, ``async-pending-at-end``) the run never ends.
+  the interpreter reproduces it, leaves an occurrence of an op ``F`` is about unexecuted while an engine of those
+  ops, one of ``X``'s component, is stuck (none of them ran, or the last occurrence of one is after the engine's
+  stuck position): an op obligation's op, every op of an ordering, every op of the buffer, word or tensor it
+  names; for a claim checked at the end of a run (``balance-*``, ``output-unwritten``, ``async-pending-at-end``)
+  the run never ends (an end claim whose subject no op names goes under the first refuted deadlock).
 
 Anything else that failed to prove — a fragment the checker does not decide, a solver ``unknown``, a candidate that
-did not replay although its ops were reached, an assumption that failed on its own — is reported as before.
+did not replay although every occurrence of its ops was reached, an assumption that failed on its own — is
+reported as before.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ from verispatial.ir.obligation import (
     TensorRef,
     WordRef,
 )
-from verispatial.ir.ops import CONTAINERS, ID_BUFFER, ID_OPERANDS, Op
+from verispatial.ir.ops import CONTAINERS, ID_BUFFER, ID_OPERANDS, Loop, Op, count_value
 from verispatial.ir.program import Program
-from verispatial.petri.position import Position
+from verispatial.petri.position import Position, enclosing_loops
 
 if TYPE_CHECKING:
     from verispatial.petri.interp import SimResult
@@ -207,23 +209,48 @@ def _reproduce(program: Program, cex: dict[str, Any]) -> SimResult | None:
 
 
 def _unreached_root(program: Program, r: Result, runs: list[_Run]) -> str | None:
-    """The first refuted deadlock whose run stops an engine of ``r``'s ops before any of them ran (or, for a claim
-    checked at the end, any engine of them: the run never ends)."""
+    """The first refuted deadlock whose run stops an engine of ``r``'s ops where an occurrence of them is still ahead
+    of it (none of them ran, or one's last occurrence comes after the engine's stuck position: it never reaches it)
+    or, for a claim checked at the end, stops any engine of them (the run never ends); an end claim whose subject no
+    op names (an output nothing writes) has the first such run's."""
+    from verispatial.petri.interp import resolve_trips
+
     oid = _id(r.name)
     if oid is None:
         return None
     at_end = oid.kind in END_KINDS or (isinstance(oid.subject, OpRef) and oid.subject.path is None)
     ops = _subject_ops(program, oid)
     if not ops:
-        return None
+        return runs[0].finding if at_end and runs else None
     engines = {e for e, _ in ops}
     for x in runs:
-        stuck = {st.position.engine for st in x.run.stuck} & x.component
-        if not engines & stuck:
+        stuck = {st.position.engine: st.position for st in x.run.stuck if st.position.engine in x.component}
+        if not engines & stuck.keys():
             continue
         if at_end or all(x.run.executed.get(op, 0) == 0 for op in ops if op[1]):
             return x.finding
+        trips = resolve_trips(program, x.run.trips)
+        if any(_ahead_of(program, op, stuck[op[0]], trips) for op in ops if op[1] and op[0] in stuck):
+            return x.finding
     return None
+
+
+def _ahead_of(program: Program, op: tuple[str, tuple[int, ...]], stuck: Position, trips: dict[str, int]) -> bool:
+    """Whether the op at ``op`` (engine key, path) has an occurrence after ``stuck``, its engine's position in a
+    deadlocked run (which it never leaves): its last occurrence, every enclosing loop at its last iteration under
+    ``trips``, sorts after it (``Position.order_key``). False when that is not known: an enclosing ``If`` may skip
+    the op, and a loop that runs no iteration has no occurrence."""
+    engine, path = op
+    ep = next(e for e in program.programs if e.key == engine)
+    iteration: list[tuple[str, int]] = []
+    for c in enclosing_loops(ep.ops, path):
+        if not isinstance(c, Loop):
+            return False
+        n = count_value(c.count, trips)
+        if n <= 0:
+            return False
+        iteration.append((c.var, n - 1))
+    return Position(engine, path, tuple(iteration)).order_key() > stuck.order_key()
 
 
 def _paths(ops: tuple[Op, ...], prefix: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], Op]]:
@@ -281,10 +308,12 @@ def grouped(report: Report, program: Program | None) -> Grouping | None:
 
 
 def annotate_json(doc: dict[str, Any], grouping: Grouping | None) -> dict[str, Any]:
-    """The JSON report ``doc`` (``Report.to_json``) with ``consequence_of: <finding name>`` on each consequence and,
-    when something was refuted, ``summary``: the counts of ``Grouping.counts``. Verdicts and ``exit_code`` stay."""
+    """The JSON report ``doc`` (``Report.to_json``) with ``consequence_of: <finding name>`` on each consequence and
+    ``summary``: the counts of ``Grouping.counts``, on every report (``grouping`` None, nothing refuted: no
+    consequences, every failed-to-prove result another). Verdicts and ``exit_code`` stay."""
+    results = doc.get("results", [])
     if grouping is None:
-        return doc
-    results = [{**r, "consequence_of": grouping.of[r["name"]]} if r.get("name") in grouping.of else r
-               for r in doc.get("results", [])]
+        grouping = Grouping(findings=tuple(r["name"] for r in results if r.get("verdict") == Verdict.REFUTED.value),
+                            others=tuple(r["name"] for r in results if r.get("verdict") == Verdict.FAILED.value))
+    results = [{**r, "consequence_of": grouping.of[r["name"]]} if r.get("name") in grouping.of else r for r in results]
     return {**doc, "results": results, "summary": grouping.counts()}

@@ -7,6 +7,7 @@ Untrusted presentation only: it adds fields to counterexamples after every verdi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -242,14 +243,19 @@ def with_shape_values(report: Report, classes: Sequence[Any]) -> Report:
         if not cex or not values:
             return r
         trips = {k: v for k, v in cex["trips"].items() if isinstance(v, int)}
-        # A deadlock's summary names its run's trips (certify.replay.trip_words): "with M=1" under the shape's own
-        # name read as a value outside the range; it names the shape's value, the trip beside it.
-        said, meant = f" with {trip_words(trips)} ", f" with {trip_words(trips, values)} "
+        # A reason names its trips (certify.replay.trip_words) after "with" (a deadlock's run) or "when" (a balance,
+        # an unwritten output): "M=1" under the shape's own name read as a value outside the range; it names the
+        # shape's value, the trip beside it. The trips end where no further digit or name follows (M=1, not M=10).
+        said = re.compile(rf"( with | when ){re.escape(trip_words(trips))}(?![\w=])")
+        meant = trip_words(trips, values)
+
+        def shown(text: str) -> str:
+            return said.sub(lambda m: m.group(1) + meant, text, count=1)
         out: dict[str, Any] = {}
         for k, v in cex.items():  # right after the trips it explains
-            out[k] = v.replace(said, meant, 1) if k == "summary" and isinstance(v, str) else v
+            out[k] = shown(v) if k == "summary" and isinstance(v, str) else v
             if k == "trips":
                 out["shape"] = values
-        return attrs.evolve(r, counterexample=out, reason=r.reason.replace(said, meant, 1))
+        return attrs.evolve(r, counterexample=out, reason=shown(r.reason))
 
     return attrs.evolve(report, results=tuple(shaped(r) for r in report.results))

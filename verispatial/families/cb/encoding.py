@@ -24,6 +24,7 @@ from verispatial.certify.canon import ProofMemo
 from verispatial.certify.facts import EngineFacts, EngineRun, Finding, State, map_facts, pairs, shift, tile_pages
 from verispatial.certify.positions import Encoder
 from verispatial.certify.reach import Analysis
+from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, model_int
 from verispatial.certify.structure import EngineView, Leaf, pages
@@ -379,7 +380,7 @@ def _cb_balance(a: Analysis, b: Buffer, leaves: list[Leaf], rlimit: int, trusted
         pu, po = model_int(r.model, pushed), model_int(r.model, popped)
         cex = {"kind": R.BALANCE_CB, "buffer": b.id, "trips": trips, "pushed": pu, "popped": po,
                "summary": f"b{b.id} ({b.name}) ends with {pu - po} pages left (pushed {pu}, popped {po})"
-                          + (f" when {' '.join(f'{k}={v}' for k, v in sorted(trips.items()))}" if trips else "")}
+                          + (f" when {trip_words(trips)}" if trips else "")}
         return Result(R.Family.BALANCE.value, name, Verdict.REFUTED, cex["summary"], cex, time.perf_counter() - t0)  # type: ignore[arg-type]
     return Result(R.Family.BALANCE.value, name, Verdict.FAILED, f"solver: {r.reason}", seconds=time.perf_counter() - t0)
 

@@ -117,7 +117,7 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                     break
                 writes.append((lf, facts[lf.engine].written.get(lf.path, frozenset()), *span))
         if b in dests:
-            undecided = f"multicasts land in b{b}, whose bytes an alias shares (landings into aliased buffers are not decided)"
+            undecided = f"remote writes land in b{b}, whose bytes an alias shares (landings into aliased buffers are not decided)"
         if not pushes and not writes and not undecided:
             continue
         for other in others:

@@ -48,6 +48,7 @@ from verispatial.ir.program import (
     landing_order_text,
     landings_may_reorder,
     walk,
+    write_noun,
 )
 from verispatial.petri.position import path_text
 
@@ -83,6 +84,11 @@ def check_multicast(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT
     return out
 
 
+def _noun(a: Analysis, sends: list[Leaf], plural: bool = False) -> str:
+    """``write_noun`` of the data writes at ``sends`` (``McastSend`` leaves): a unicast write is no multicast."""
+    return write_noun(a.program.groups, [x.op.group for x in sends if isinstance(x.op, McastSend)], plural)
+
+
 def _never(a: Analysis, lf: Leaf) -> bool:
     """``lf`` is inside a loop that never runs (count 0, or a trip whose maximum is 0)."""
     trip_max = a.program.trip_max()
@@ -106,7 +112,8 @@ def _check_address(a: Analysis, lf: Leaf, offsets: dict[int, int]) -> Result:
     if bad:
         b = bad[0]
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED,
-                      f"multicast from b{bs.id} at offset {offsets.get(bs.id)} lands at the same address on {b.site}, "
+                      f"{write_noun(p.groups, [op.group])} from b{bs.id} at offset {offsets.get(bs.id)} lands at the same "
+                      f"address on {b.site}, "
                       f"where cb {b.cb} is b{b.id} at offset {offsets.get(b.id)} ({b.capacity} pages of {b.page_tiles} tiles)",
                       {"kind": R.MCAST_ADDRESS, "rule": R.MCAST_ADDRESS, "sender_buffer": bs.id, "receiver_buffer": b.id,
                        "summary": f"cb {b.cb} is not congruent on {bs.site} and {b.site}"})
@@ -212,13 +219,15 @@ def _check_slot(a: Analysis, lf: Leaf, sends: list[Leaf], twice: dict[tuple[str,
     bs = p.buffers[op.dest]
     if o.status == Status.SAT and d is not None:
         where = "read" if op.front else "write"
-        msg = (f"{lf.engine} can multicast {op.pages} pages of b{bs.id} when the pages its {where} pointer names "
+        msg = (f"{lf.engine} can {write_noun(a.program.groups, [op.group])} {op.pages} pages of b{bs.id} when the pages "
+               f"its {where} pointer names "
                "are not free at a receiver")
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, d, msg), dt)
     if o.status == Status.UNSAT and windowed and wd is not None:
         # Free modulo the ring, but a whole ring from the sender's count: the pages under the slot may hold landings
         # not yet published (a candidate: the interpreter replays it or it fails to prove).
-        msg = (f"{lf.engine} can multicast {op.pages} pages of b{bs.id} when a receiver's count of pages is a whole "
+        msg = (f"{lf.engine} can {write_noun(a.program.groups, [op.group])} {op.pages} pages of b{bs.id} when a "
+               "receiver's count of pages is a whole "
                "ring away from the sender's: the pages under its slot may hold a landing not yet published")
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_SLOT, wd, msg), dt)
     if o.status == Status.UNSAT:
@@ -247,7 +256,8 @@ def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], 
         # order they are issued (``_fills_in_order``), or at its write pointer (``mcast-slot`` in step, several
         # senders at offset 0).
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED,
-                      f"multicasts land in b{br.id} at page offsets that do not fill its pages in the order "
+                      f"{_noun(a, landers, plural=True)} land in b{br.id} at page offsets that do not fill its pages in "
+                      "the order "
                       "they are issued: which pages each push publishes have landed is not decided "
                       "(outside the decided fragment)")
     word, per_flag = _covering_flag(a, lf.engine, br)
@@ -258,7 +268,7 @@ def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], 
             return _publish_by_epochs(a, lf, br, landers, restart, trusted, rlimit, name, t0)
         counter = _covering_counter(a, lf, br)
         if counter is not None:
-            return _publish_by_counter(a, lf, br, counter, trusted, rlimit, name, t0)
+            return _publish_by_counter(a, lf, br, counter, landers, trusted, rlimit, name, t0)
         return _publish_by_barrier(a, lf, br, landers, trusted, rlimit, name, t0)
     n = lf.op.pages
     engines = frozenset([lf.engine, *(x.engine for x in word.flags)])
@@ -273,7 +283,8 @@ def _check_publish(a: Analysis, lf: Leaf, sends: list[Leaf], trusted: set[int], 
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
                       f"flags seen on {word.name} cover every page published", seconds=dt)
     if o.status == Status.SAT and d is not None:
-        msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on {word.name}"
+        msg = (f"{lf.engine} can publish pages of b{br.id} before the {_noun(a, landers)} filling them is announced on "
+               f"{word.name}")
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
     return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
@@ -578,14 +589,14 @@ def _publish_by_epochs(a: Analysis, lf: Leaf, br: Buffer, landers: list[Leaf], r
                       f"the flag of {e.name}'s restarting sequence its wait on {word.name} saw follows every page "
                       "published", seconds=dt)
     if o.status == Status.SAT and d is not None:
-        msg = (f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is announced on "
+        msg = (f"{lf.engine} can publish pages of b{br.id} before the {_noun(a, landers)} filling them is announced on "
                f"{word.name}")
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
     return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
 
-def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, Leaf, int], trusted: set[int],
-                        rlimit: int, name: str, t0: float) -> Result:
+def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, Leaf, int], landers: list[Leaf],
+                        trusted: set[int], rlimit: int, name: str, t0: float) -> Result:
     """``mcast-publish-early`` under the completion-counter handshake: at the push, the last passed wait saw the
     word at its threshold, so that many increments (less the initial value) have landed, each after the multicast
     it announces had landed in ``br``: ``per * (threshold - init) >= pushed + n`` must hold."""
@@ -606,7 +617,8 @@ def _publish_by_counter(a: Analysis, lf: Leaf, br: Buffer, counter: tuple[Word, 
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, f"the count on {word.name} it waited for covers every page "
                                                          "published", seconds=dt)
     if o.status == Status.SAT and d is not None:
-        msg = f"{lf.engine} can publish pages of b{br.id} before the multicast filling them is counted on {word.name}"
+        msg = (f"{lf.engine} can publish pages of b{br.id} before the {_noun(a, landers)} filling them is counted on "
+               f"{word.name}")
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
     return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
@@ -657,8 +669,8 @@ def _publish_by_barrier(a: Analysis, lf: Leaf, br: Buffer, landers: list[Leaf], 
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
                       f"write barriers of the senders passed over every page of b{br.id} published", seconds=dt)
     if o.status == Status.SAT and d is not None:
-        msg = (f"{lf.engine} can publish pages of b{br.id} before a write barrier of their sender shows the multicast "
-               "filling them landed")
+        msg = (f"{lf.engine} can publish pages of b{br.id} before a write barrier of their sender shows the "
+               f"{_noun(a, landers)} filling them landed")
         return Result(R.Family.ASYNC_NOC.value, name, Verdict.REFUTED, msg, _cex(R.MCAST_PUBLISH_EARLY, d, msg), dt)
     return Result(R.Family.ASYNC_NOC.value, name, Verdict.FAILED, f"solver: {o.reason}", seconds=dt)
 
@@ -772,12 +784,15 @@ def set_valid(c: EngineRun, op: McastSetValid, path: tuple[int, ...], s: State) 
         at, vc, g = overtaken[0]
         dkey = landing_order_of(groups, g, vc)
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
-             f"flag multicast of sem{op.sem} may overtake the data multicast before it: it travels on "
+             f"flag {write_noun(groups, [op.group])} of sem{op.sem} may overtake the data {write_noun(groups, [g])} before "
+             "it: it travels on "
              f"{landing_order_text(key)}, the data ({_op_at(c, at)}) on {landing_order_text(dkey)}, "
              f"{apart_text(key, dkey)}, and there is no write barrier between them")
     elif not ordered and any(t[0] == "mw" and landing_order_of(groups, t[2], t[1]) == key for t in s):  # type: ignore[arg-type]
+        # one landing order: the data reaches the flag's rectangle, so one noun names both
+        noun = write_noun(groups, [op.group])
         c.flag(R.ASYNC_FLAG_OVERTAKE, path,
-             f"flag multicast of sem{op.sem} may overtake the data multicast before it: target {c.p.target.name} "
+             f"flag {noun} of sem{op.sem} may overtake the data {noun} before it: target {c.p.target.name} "
              "does not keep writes ordered and there is no flush between them")
     return s | {("sw", op.source, c.leaf_at[path]), ("w",)}
 

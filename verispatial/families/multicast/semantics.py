@@ -59,7 +59,7 @@ def publish_early(it: Interp, s: State, e: int, pc: PC, b: int, n: int, out: lis
     if s.landed[b] & need != need:
         missing = next(k for k in range(n) if not s.landed[b] >> k & 1)
         it._v(out, R.MCAST_PUBLISH_EARLY, e, pc,
-              f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but no multicast has landed in "
+              f"push(b{b}, {n}) publishes pages [{s.pushed[b]}, {s.pushed[b] + n}) but no remote write has landed in "
               f"page {s.pushed[b] + missing} of b{b} yet")
     s.landed[b] >>= n
 

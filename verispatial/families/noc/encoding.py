@@ -83,7 +83,7 @@ from verispatial.ir.ops import (
     WriteTiles,
     count_max,
 )
-from verispatial.ir.program import Program
+from verispatial.ir.program import Program, write_noun
 
 # ---------------------------------------------------------------- per-engine rules (certify/rules.py runs these)
 
@@ -497,7 +497,8 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             r = _Reuse(a, s.engine, s, h, None)
             o, _d, _ = solve_each(a, r.build, name, r.engines(), trusted, rlimit, extra=[h, s])
             dt = time.perf_counter() - t0
-            msg = (f"{h.engine} sets sem{sem}@{site}, the source word of {s.engine}'s flag multicast at {list(s.path)}")
+            flag = write_noun(p.groups, [s.op.group])
+            msg = f"{h.engine} sets sem{sem}@{site}, the source word of {s.engine}'s flag {flag} at {list(s.path)}"
             if o.status == Status.UNSAT:
                 out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED, msg + ", only once that flag has left",
                                    seconds=dt), None))
@@ -519,11 +520,13 @@ def cross_engine(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT) -
             name = f"{R.ASYNC_SOURCE_REUSE}:{x.engine}:{list(x.path)}"
             if any(r.name == name for r, _ in out):
                 continue
-            msg = f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag multicast"
+            msg = (f"{x.engine}'s remote write lands on sem{sem}@{site}, the source word of {s.engine}'s flag "
+                   f"{write_noun(p.groups, [s.op.group])}")
             if seq is not None and word is not None and x in word.flags and x.path not in hazards:
+                flags = write_noun(p.groups, [y.op.group for y in word.flags if isinstance(y.op, McastSetValid)], True)
                 out.append((Result(R.Family.ASYNC_NOC.value, name, Verdict.PROVED,
                                    f"{x.engine}'s loopback copy of sequence word sem{sem}@{site} lands on it only once "
-                                   "every flag multicast reading it issued before has left (each copy lands before the "
+                                   f"every flag {flags} reading it issued before has left (each copy lands before the "
                                    "next flag reading the word is issued)"), None))
                 continue
             why = f" ({hazards[x.path]})" if x.path in hazards else ""

@@ -49,6 +49,7 @@ from verispatial.ir.ops import (
     WriteBarrier,
     op_text,
 )
+from verispatial.ir.program import Program, write_noun
 
 #: One exact-counting check of a word: (rule, message, bad states ``build(StateQuery) -> BoolRef``, where the
 #: interpreter reports it — engine and path, or which flag violation; ``checker._claim``).
@@ -215,7 +216,7 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
     if result is None and w.kind == "epochs" and w.epochs is not None:
         result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _epochs_text(w))
     if result is None and w.kind == "sequence" and w.seq is not None:
-        result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _sequence_text(w, checks))
+        result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED, _sequence_text(a.program, w, checks))
     if result is None:
         result = Result(R.Family.SEMAPHORE.value, f"{R.SEM_EXACT}:{w.name}", Verdict.PROVED,
                         f"{w.kind} protocol of {w.name} holds ({len(checks)} obligations)")
@@ -402,7 +403,7 @@ def _loopback_races(a: Analysis, w: Word, confirm: Callable[[Result], Result] | 
     return first
 
 
-def _sequence_text(w: Word, checks: list[Check]) -> str:
+def _sequence_text(p: Program, w: Word, checks: list[Check]) -> str:
     """Why a sequence word's protocol holds (the proved result's reason)."""
     s = w.seq
     assert s is not None
@@ -413,7 +414,8 @@ def _sequence_text(w: Word, checks: list[Check]) -> str:
         return (f"sequence protocol of {w.name}: only {s.owner} sets it, to rising values ({len(s.rising)} "
                 f"set{'s' if len(s.rising) != 1 else ''}){resets}{loop}")
     eq = sum(1 for rule, *_ in checks if rule == R.SEM_OVERSHOOT)
-    return (f"sequence protocol of {w.name}: only flag multicasts copying {s.name} land on it, in the order they "
+    flags = write_noun(p.groups, [lf.op.group for lf in w.flags if isinstance(lf.op, McastSetValid)], plural=True)
+    return (f"sequence protocol of {w.name}: only flag {flags} copying {s.name} land on it, in the order they "
             f"were issued" + (f"; no copy passes an equality wait ({eq} obligation(s))" if eq else ""))
 
 
@@ -478,8 +480,8 @@ def loopback_reuse(a: Analysis, w: Word) -> list[tuple[Leaf, str]]:
         if isinstance(op, McastSetValid) and op.source == w.sem:
             for t in st:
                 if t[0] == "copy":
-                    found.setdefault(tuple(t[1]), f"the flag multicast at {list(path)} reads it while the copy "  # type: ignore[arg-type]
-                                     "may not have landed")
+                    found.setdefault(tuple(t[1]), f"the flag {write_noun(a.program.groups, [op.group])} at {list(path)} "  # type: ignore[arg-type]
+                                     "reads it while the copy may not have landed")
             if path in copies and any(t[0] == "read" and (not ordered or t[1] != op.vc) for t in st):
                 found.setdefault(path, "it may leave before an earlier flag reading the word (no flush between) and "
                                  "land while that one has not left")
@@ -663,8 +665,9 @@ def sem_set(c: EngineRun, op: SemSet | SemRmw, path: tuple[int, ...], s: State) 
     left."""
     hit = tuple(int(t[2]) for t in s if t[0] == "sw" and t[1] == op.sem)  # type: ignore[call-overload]
     if hit:
-        c.flag(R.ASYNC_SOURCE_REUSE, path, f"sets sem{op.sem} while a flag multicast reading it may not have left "
-                                           "(no flush since)", hit)
+        flags = [lf.op.group for lf in c.view.leaves if lf.index in hit and isinstance(lf.op, McastSetValid)]
+        c.flag(R.ASYNC_SOURCE_REUSE, path, f"sets sem{op.sem} while a flag {write_noun(c.p.groups, flags)} reading it "
+                                           "may not have left (no flush since)", hit)
     return s
 
 

@@ -36,6 +36,7 @@ import z3
 
 from verispatial.certify.positions import Encoder, LoopMath, count_expr
 from verispatial.certify.reach import Analysis, Decoded, StateQuery, solve_each
+from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Result, Verdict
 from verispatial.certify.smt import DEFAULT_RLIMIT, Query, Status, any_of, model_int
 from verispatial.certify.structure import Leaf
@@ -500,7 +501,7 @@ def _output(p: Program, tensor: str, writes: list[Leaf], rlimit: int, cover: Wri
         x = model_int(m, tile)
         ts = {n: model_int(m, v) for n, v in trips.items()}
         why = (f"output {tensor} tile {x} is written by no write of it"
-               + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(ts.items()))})" if ts else ""))
+               + (f" when {trip_words(ts)}" if ts else ""))
         # The interpreter reports it at the end, at the first engine that writes the tensor (else the first engine).
         engine = writes[0].engine if writes else cover.sides[0].pushes[0].engine if cover is not None else (
             p.programs[0].key if p.programs else "")
@@ -540,7 +541,7 @@ def _output_by_trip_value(p: Program, tensor: str, writes: list[Leaf], cover: Wr
         missing = next((k for k in range(ntiles) if k not in written), None)  # at most len(written) + 1 steps
         if missing is not None:
             why = (f"output {tensor} tile {missing} is written by no write of it"
-                   + (f" (trips {' '.join(f'{n}={v}' for n, v in sorted(at.items()))})" if at else ""))
+                   + (f" when {trip_words(at)}" if at else ""))
             cex: dict[str, object] = {"kind": "rule", "rule": R.OUTPUT_UNWRITTEN, "engine": writes[0].engine,
                                       "path": None, "tile": missing, "trips": at, "dynamic": {}, "summary": why}
             return Result(R.Family.HAPPENS_BEFORE.value, name, Verdict.REFUTED, why, cex, time.perf_counter() - t0)
