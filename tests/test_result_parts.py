@@ -153,7 +153,10 @@ def test_a_reused_slice_is_held_as_its_sources_columns(tiny: Step, proved: Repor
     assert proved.exit_code == 0
     parts = proved.results
     assert isinstance(parts, Parts)
-    cols = [p for p in parts.parts if isinstance(p, Columns)]
+    cols = [p for p in parts.parts if isinstance(p, Columns) and p.name_at(0).startswith("slice")]
+    # the other columns: the cross-phase read coverages (``test_the_read_coverages_are_...``)
+    assert all(p.name_at(0).startswith("hb-activation:") for p in parts.parts if isinstance(p, Columns)
+               and p not in cols)
     reused = _reused_slices(tiny)
     assert reused
     # One ``Columns`` per reused slice, in slice order, each the results that slice's names give.
@@ -212,3 +215,19 @@ def test_a_slice_differing_by_a_defect_lends_nothing_and_stays_refuted(tiny: Ste
     refuted = [r for r in got.results if r.verdict == Verdict.REFUTED]
     assert refuted
     assert all(r.counterexample is not None and "replay" in r.counterexample for r in refuted)
+
+
+def test_the_read_coverages_are_columns_of_the_results_built_one_by_one(tiny: Step) -> None:  # noqa: F811
+    tp = tiny[2]
+    rv, c = comp.rendezvous_of(tp), comp.cut_templated(tp)
+    results = certify(tp).results
+    got = [p for p in comp.cross_phase(tp, rv, c, results, 10**6).parts  # type: ignore[attr-defined]
+           if isinstance(p, Columns)]
+    assert len(got) == 1
+    reads = comp.covered_reads(tp, c)
+    assert reads
+    written = comp._Written(c)
+    one_by_one = [attrs.evolve(comp._read_coverage(tp, u, written, 10**6), seconds=0.0) for u in reads]
+    assert got[0].results() == one_by_one
+    assert [got[0].name_at(i) for i in range(len(reads))] == [r.name for r in one_by_one]
+    assert got[0].counts == Counter((r.family, r.verdict) for r in one_by_one)
