@@ -278,5 +278,6 @@ def test_engines_sharing_a_counter_with_others_do_not_take_a_proof_of_engines_th
     assert got == {"alias-clobber:b0~b1": Verdict.PROVED, "alias-clobber:b1~b0": Verdict.PROVED,
                    "alias-clobber:b2~b3": Verdict.REFUTED, "alias-clobber:b3~b2": Verdict.REFUTED}
     refuted = [r for r in report.results if r.name.startswith("alias-clobber") and r.verdict == Verdict.REFUTED]
-    assert all(cex(r)["replay"]["violation"]["rule"] == "alias-clobber" for r in refuted)
+    assert all(r.counterexample is not None and r.counterexample["replay"]["violation"]["rule"] == "alias-clobber"
+               for r in refuted)
     assert {n: v for n, (v, _) in clobber_results(p, cache=False).items()} == got
