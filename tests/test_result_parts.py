@@ -22,6 +22,7 @@ from collections.abc import Callable
 import attrs
 import pytest
 
+from tests.composed import exchange_chain
 from tests.test_templated import Step, _without_last_pop, tiny  # noqa: F401  (the fixture)
 from verispatial.certify import compositional as comp
 from verispatial.certify.report import (
@@ -231,3 +232,21 @@ def test_the_read_coverages_are_columns_of_the_results_built_one_by_one(tiny: St
     assert got[0].results() == one_by_one
     assert [got[0].name_at(i) for i in range(len(reads))] == [r.name for r in one_by_one]
     assert got[0].counts == Counter((r.family, r.verdict) for r in one_by_one)
+    # A read whose tiles no earlier write lists (here: the writes of its tensor left out) is computed at once and
+    # kept as its row's own result (asked of the interpreter: on a small composed program); the others stay rows.
+    p = exchange_chain(3)
+    prv = comp.recognise(p)
+    assert isinstance(prv, comp.Rendezvous)
+    pc = comp.cut(p, prv)
+    assert isinstance(pc, comp.Cut)
+    reads = comp.covered_reads(p, pc)
+    assert len({u.tensor for u in reads}) > 1
+    unwritten = comp._Written(pc)
+    unwritten.by.pop(reads[0].tensor)
+    cols = comp._read_coverages(p, reads, unwritten, 10**6)
+    expected = [comp._read_coverage(p, u, unwritten, 10**6) for u in reads]
+    assert 0 in cols.overrides
+    assert len(cols.overrides) < len(reads)
+    assert cols.results()[0].verdict != Verdict.PROVED
+    assert [attrs.evolve(r, seconds=0.0) for r in cols.results()] == [attrs.evolve(r, seconds=0.0) for r in expected]
+    assert cols.counts == Counter((r.family, r.verdict) for x, r in enumerate(expected) if x not in cols.overrides)
