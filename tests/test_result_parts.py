@@ -22,6 +22,7 @@ from collections.abc import Callable
 import attrs
 import pytest
 
+from tests.composed import exchange_chain
 from tests.test_templated import Step, _without_last_pop, tiny  # noqa: F401  (the fixture)
 from verispatial.certify import compositional as comp
 from verispatial.certify.report import (
@@ -153,7 +154,10 @@ def test_a_reused_slice_is_held_as_its_sources_columns(tiny: Step, proved: Repor
     assert proved.exit_code == 0
     parts = proved.results
     assert isinstance(parts, Parts)
-    cols = [p for p in parts.parts if isinstance(p, Columns)]
+    cols = [p for p in parts.parts if isinstance(p, Columns) and p.name_at(0).startswith("slice")]
+    # the other columns: the cross-phase read coverages (``test_the_read_coverages_are_...``)
+    assert all(p.name_at(0).startswith("hb-activation:") for p in parts.parts if isinstance(p, Columns)
+               and p not in cols)
     reused = _reused_slices(tiny)
     assert reused
     # One ``Columns`` per reused slice, in slice order, each the results that slice's names give.
@@ -212,3 +216,37 @@ def test_a_slice_differing_by_a_defect_lends_nothing_and_stays_refuted(tiny: Ste
     refuted = [r for r in got.results if r.verdict == Verdict.REFUTED]
     assert refuted
     assert all(r.counterexample is not None and "replay" in r.counterexample for r in refuted)
+
+
+def test_the_read_coverages_are_columns_of_the_results_built_one_by_one(tiny: Step) -> None:  # noqa: F811
+    tp = tiny[2]
+    rv, c = comp.rendezvous_of(tp), comp.cut_templated(tp)
+    results = certify(tp).results
+    got = [p for p in comp.cross_phase(tp, rv, c, results, 10**6).parts  # type: ignore[attr-defined]
+           if isinstance(p, Columns)]
+    assert len(got) == 1
+    reads = comp.covered_reads(tp, c)
+    assert reads
+    written = comp._Written(c)
+    one_by_one = [attrs.evolve(comp._read_coverage(tp, u, written, 10**6), seconds=0.0) for u in reads]
+    assert got[0].results() == one_by_one
+    assert [got[0].name_at(i) for i in range(len(reads))] == [r.name for r in one_by_one]
+    assert got[0].counts == Counter((r.family, r.verdict) for r in one_by_one)
+    # A read whose tiles no earlier write lists (here: the writes of its tensor left out) is computed at once and
+    # kept as its row's own result (asked of the interpreter: on a small composed program); the others stay rows.
+    p = exchange_chain(3)
+    prv = comp.recognise(p)
+    assert isinstance(prv, comp.Rendezvous)
+    pc = comp.cut(p, prv)
+    assert isinstance(pc, comp.Cut)
+    reads = comp.covered_reads(p, pc)
+    assert len({u.tensor for u in reads}) > 1
+    unwritten = comp._Written(pc)
+    unwritten.by.pop(reads[0].tensor)
+    cols = comp._read_coverages(p, reads, unwritten, 10**6)
+    expected = [comp._read_coverage(p, u, unwritten, 10**6) for u in reads]
+    assert 0 in cols.overrides
+    assert len(cols.overrides) < len(reads)
+    assert cols.results()[0].verdict != Verdict.PROVED
+    assert [attrs.evolve(r, seconds=0.0) for r in cols.results()] == [attrs.evolve(r, seconds=0.0) for r in expected]
+    assert cols.counts == Counter((r.family, r.verdict) for x, r in enumerate(expected) if x not in cols.overrides)

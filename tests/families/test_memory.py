@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from builders import A, buf, ep, prog
+from builders import A, B, buf, ep, prog
 from verdicts import cex, not_proved, one
 
+from verispatial.certify.canon import ProofMemo
 from verispatial.certify.report import Verdict
 from verispatial.driver.run import certify
 from verispatial.families.memory.encoding import check_memory
@@ -18,6 +19,7 @@ from verispatial.ir import (
     WORMHOLE,
     AcquireAcc,
     Addr,
+    AtomicBarrier,
     Buffer,
     BufferAt,
     Engine,
@@ -33,10 +35,14 @@ from verispatial.ir import (
     ReleaseAcc,
     Reserve,
     Role,
+    Semaphore,
+    SemInc,
+    SemWait,
     Site,
     Tensor,
     Trip,
     Wait,
+    WaitCond,
     WriteBarrier,
     WriteTiles,
 )
@@ -196,3 +202,82 @@ def test_an_alias_proof_is_reused_for_a_translated_copy_and_a_refutation_never()
     assert [r.name for r in refuted] == ["alias-clobber:b1~b0", "alias-clobber:b3~b2"]
     assert all(r.counterexample is not None and r.counterexample["replay"]["violation"]["rule"] == "alias-clobber"
                for r in refuted)
+
+
+# The pairs of one component share a proof when the engines their queries start from are equal up to renaming and
+# translation and share the same counters with engines outside them (``canon.scope_form``): their first scope asks
+# the same query.
+
+C = Site(2, 0)
+
+
+def linked_sites(early_go_at_b: bool) -> Program:
+    """Sites A and B each hold an aliased pair (b0/b1 on A, b2/b3 on B): the reader fills b0 once started, the writer
+    drains it, then says go (sem1 of its own site += 1), the compute waits for go and packs into the alias, the writer
+    drains that. A third site's reader starts both readers (sem0), so A, B and C are one component. With
+    ``early_go_at_b`` it also says go at B before anything: B's compute may pack over b2's unread page."""
+    base = WORMHOLE.reserved_base
+
+    def site(s: Site, first: int, out: str) -> tuple[EngineProgram, ...]:
+        b0, b1 = first, first + 1
+        return (
+            EngineProgram(s, Engine.READER, (SemWait(0, WaitCond.GE, 1), Reserve(b0, 1), ReadTiles("X", Addr(), 1, b0),
+                                             ReadBarrier(), Push(b0, 1))),
+            EngineProgram(s, Engine.COMPUTE, (SemWait(1, WaitCond.GE, 1), AcquireAcc(1, "bf16"), Reserve(b1, 1),
+                                              PackAcc(b1, 1), Push(b1, 1), ReleaseAcc())),
+            EngineProgram(s, Engine.WRITER, (Wait(b0, 1), WriteTiles(b0, out, Addr(), 1), WriteBarrier(), Pop(b0, 1),
+                                             SemInc(1, s), AtomicBarrier(), Wait(b1, 1),
+                                             WriteTiles(b1, out, Addr(1), 1), WriteBarrier(), Pop(b1, 1))))
+
+    go = (SemInc(0, A), SemInc(0, B), *((SemInc(1, B),) if early_go_at_b else ()), AtomicBarrier())
+    buffers = tuple(Buffer(i, f"c{i}", s, 16 * (i % 2), 1, 1, "bf16", alias_of=None if i % 2 == 0 else i - 1)
+                    for i, s in enumerate((A, A, B, B)))
+    return Program(
+        "alias_linked", WORMHOLE,
+        tensors=(Tensor("X", (32, 32), "bf16", Role.INPUT), Tensor("Y", (32, 64), "bf16", Role.OUTPUT),
+                 Tensor("Z", (32, 64), "bf16", Role.OUTPUT)),
+        buffers=buffers,
+        semaphores=(Semaphore(0, "start", (A, B), host_init=True), Semaphore(1, "go", (A, B), host_init=True)),
+        programs=(*site(A, 0, "Y"), *site(B, 2, "Z"), EngineProgram(C, Engine.READER, go)),
+        memory=tuple(BufferAt(i, base, 2048) for i in range(4)))
+
+
+def clobber_results(p: Program, cache: bool = True) -> dict[str, tuple[Verdict, str]]:
+    return {r.name: (r.verdict, r.reason) for r in certify(p, cache=cache).results
+            if r.name.startswith("alias-clobber")}
+
+
+def test_equal_pairs_of_one_component_share_one_proof() -> None:
+    p = linked_sites(early_go_at_b=False)
+    assert validate(p) == []
+    assert explore(p).verdict == "ok"
+    memo = ProofMemo()
+    got = {r.name: r for r in certify(p, cache=memo).results if r.name.startswith("alias-clobber")}
+    assert {n: r.verdict for n, r in got.items()} == {n: Verdict.PROVED for n in (
+        "alias-clobber:b0~b1", "alias-clobber:b1~b0", "alias-clobber:b2~b3", "alias-clobber:b3~b2")}
+    # one component (the third site starts both readers): no component proof transfers, the engines' proofs do
+    shared = {x.name: x.source for x in memo.reused if x.name.startswith("alias-clobber")}
+    assert shared == {"alias-clobber:b2~b3": "alias-clobber:b0~b1", "alias-clobber:b3~b2": "alias-clobber:b1~b0"}
+    assert got["alias-clobber:b2~b3"].reason.startswith(
+        "proved as alias-clobber:b0~b1 for the isomorphic engines (0,0).compute+2")
+    assert {n: v for n, (v, _) in clobber_results(p, cache=False).items()} == {
+        n: r.verdict for n, r in got.items()}
+
+
+def test_engines_sharing_a_counter_with_others_do_not_take_a_proof_of_engines_that_do_not() -> None:
+    # B's engines are A's up to translation, but the third site also says go at B: the go word's facts are not
+    # B's engines' alone, so A's proofs do not transfer, and the clobber the interpreter finds is refuted.
+    p = linked_sites(early_go_at_b=True)
+    assert validate(p) == []
+    assert "alias-clobber" in explore(p).rules()
+    memo = ProofMemo()
+    report = certify(p, cache=memo)
+    assert not any(x.name.startswith("alias-clobber:b2") or x.name.startswith("alias-clobber:b3")
+                   for x in memo.reused)
+    got = {r.name: r.verdict for r in report.results if r.name.startswith("alias-clobber")}
+    assert got == {"alias-clobber:b0~b1": Verdict.PROVED, "alias-clobber:b1~b0": Verdict.PROVED,
+                   "alias-clobber:b2~b3": Verdict.REFUTED, "alias-clobber:b3~b2": Verdict.REFUTED}
+    refuted = [r for r in report.results if r.name.startswith("alias-clobber") and r.verdict == Verdict.REFUTED]
+    assert all(r.counterexample is not None and r.counterexample["replay"]["violation"]["rule"] == "alias-clobber"
+               for r in refuted)
+    assert {n: v for n, (v, _) in clobber_results(p, cache=False).items()} == got

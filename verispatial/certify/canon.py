@@ -18,6 +18,10 @@ isomorphism of canonical forms maps a proof for one component onto a proof for t
 byte ranges and happens-before do, and are never cached). Address coefficients and indirect ranges stay in the
 key anyway (more than needed).
 
+``alias-clobber`` pairs are also keyed by the engines their query starts from (``scope_form``): a pair proved by its
+first scope (those engines and the facts of the counters no other engine touches) is reused for the pairs of an
+equal scope form, in the same component or another (docs/checker.md, "Proofs cached by content").
+
 Only ``proved`` verdicts are reused. A refutation needs its own replayed counterexample and a failure to prove
 is re-derived, so both are always computed for the component itself. A reused result keeps its own name
 (with the component's real buffers, words and engines) and its reason names the isomorphic component it was
@@ -206,6 +210,41 @@ def canonical_form(a: Analysis, comp: frozenset[str], trusted: set[int],
     return form, Canon(key, component_name(comp), dict(bufs.index), words, {e: i for i, e in enumerate(engines)})
 
 
+def scope_form(a: Analysis, engines: frozenset[str], trusted: set[int],
+               rearmed: frozenset[tuple[int, Site]] | None = None) -> Canon | None:
+    """The canonical form of the engines a query's first scope holds (``reach.solve_each``: the focus engines alone,
+    with the facts of the counters no other engine touches), or None when a counter of theirs has no canonical id.
+
+    ``canonical_form`` of ``engines`` (not a component: words and buffers they share with other engines are in it
+    as they are seen from inside), plus what that form cannot say and the scope's query reads: for every counter an
+    op of ``engines`` touches, in canonical ids, whether an engine outside touches it too (its facts are then left
+    out of the scope), and the counters no engine touches (their facts are over constants: kind and initial value,
+    in order). Two sets of engines with equal keys ask alpha-equivalent first-scope queries."""
+    _, c = canonical_form(a, engines, trusted, rearmed)
+    touched: list[list[Any]] = []
+    untouched: list[list[Any]] = []
+    words = {w.name: w for w in a.words.values()}
+    for n, es in a.touches.items():
+        w = words.get(n)
+        if not es:
+            untouched.append(["w", w.kind, w.init] if w is not None else ["cb", a.program.buffers[int(n[2:])].capacity])
+            continue
+        if not es & engines:
+            continue
+        if w is not None:
+            if n not in c.words:
+                return None
+            touched.append(["w", c.words[n], es <= engines])
+        else:
+            b = int(n[2:])
+            if b not in c.buffers:
+                return None
+            touched.append(["b", c.buffers[b], es <= engines])
+    material = ["verispatial.scope/1", c.key, sorted(touched), sorted(untouched)]
+    key = hashlib.sha256(json.dumps(material, separators=(",", ":")).encode()).hexdigest()
+    return attrs.evolve(c, key=key)
+
+
 @attrs.define
 class Reuse:
     """One reused verdict: ``name`` was not proved again because ``source`` (of component ``component`` of
@@ -229,6 +268,7 @@ class ProofMemo:
 
     def __init__(self) -> None:
         self._canon: dict[tuple[frozenset[str], frozenset[int]], Canon] = {}
+        self._scopes: dict[tuple[frozenset[str], frozenset[int]], Canon | None] = {}
         self._analysis: Analysis | None = None  # the one analysis ``_canon`` speaks of (held, so its id stays unique)
         self._rearmed: frozenset[tuple[int, Site]] = frozenset()  # its program's re-armed words
         # key -> (family, obligation, reason, component, program)
@@ -239,10 +279,7 @@ class ProofMemo:
     def canon(self, a: Analysis, comp: frozenset[str], trusted: set[int]) -> Canon:
         """The canonical form of ``comp`` in ``a`` (memoised per component and trusted set for the latest analysis;
         ``run`` names the program of that analysis as the place a proof came from)."""
-        if self._analysis is not a:
-            self._canon.clear()
-            self._analysis = a
-            self._rearmed = a.program.rearmed_words()
+        self._analysed(a)
         # trusted as a set of its own (the strings "trusted:<b>" built per call were quadratic in a wide slice)
         k = (comp, frozenset(trusted))
         got = self._canon.get(k)
@@ -250,6 +287,21 @@ class ProofMemo:
             got = canonical_form(a, comp, trusted, self._rearmed)[1]
             self._canon[k] = got
         return got
+
+    def _analysed(self, a: Analysis) -> None:
+        if self._analysis is not a:
+            self._canon.clear()
+            self._scopes.clear()
+            self._analysis = a
+            self._rearmed = a.program.rearmed_words()
+
+    def scope_canon(self, a: Analysis, engines: frozenset[str], trusted: set[int]) -> Canon | None:
+        """``scope_form`` of ``engines`` in ``a``, memoised as ``canon`` is."""
+        self._analysed(a)
+        k = (engines, frozenset(trusted))
+        if k not in self._scopes:
+            self._scopes[k] = scope_form(a, engines, trusted, self._rearmed)
+        return self._scopes[k]
 
     def recall(self, key: str, family: str) -> tuple[str, str, str, str, str] | None:
         """A proof of ``key`` kept outside this process, as (family, obligation, reason, component, program);
@@ -264,24 +316,46 @@ class ProofMemo:
         component with the same canonical ``item`` (the obligation's subject and parameters, in canonical ids)
         is reused, else ``compute()`` runs and a proved result is remembered. Raises ValueError for a family
         outside ``FAMILIES``."""
-        if family not in FAMILIES:
-            raise ValueError(f"{family!r} is not a family whose verdicts are invariant under renaming")
-        key = hashlib.sha256(json.dumps([family, canon.key, list(item)], sort_keys=True).encode()).hexdigest()
+        hit = self.proof_for(family, canon, item, name)
+        if hit is not None:
+            return hit
+        self.computed += 1
+        r = compute()
+        self.remember(family, canon, item, r)
+        return r
+
+    def proof_for(self, family: str, canon: Canon, item: Iterable[Any], name: str,
+                  what: str = "component") -> Result | None:
+        """Obligation ``name`` of ``family`` proved by reuse when a proof for an isomorphic ``what`` (a component, or
+        the engines of a query's first scope: ``scope_form``) with the same canonical ``item`` is known, else None.
+        Raises ValueError for a family outside ``FAMILIES``."""
+        key = self._key(family, canon, item)
         hit = self._proved.get(key)
         if hit is None:
             hit = self.recall(key, family)
-        if hit is not None:
-            t0 = time.perf_counter()
-            fam, src, reason, comp, program = hit
-            self.reused.append(Reuse(name, src, comp, program))
-            where = comp if self._analysis is None or program == self._analysis.program.name else f"{comp} of {program}"
-            return Result(fam, name, Verdict.PROVED,
-                          f"proved as {src} for the isomorphic component {where} (equal up to renaming; canonical "
-                          f"form {canon.key[:12]}): {reason}", seconds=time.perf_counter() - t0)
-        self.computed += 1
-        r = compute()
-        if r.verdict == Verdict.PROVED:
-            program = self._analysis.program.name if self._analysis is not None else ""
-            self._proved[key] = (r.family, r.name, r.reason, canon.name, program)
-            self.keep(key, family, r, canon.name, program)
-        return r
+        if hit is None:
+            return None
+        t0 = time.perf_counter()
+        fam, src, reason, comp, program = hit
+        self.reused.append(Reuse(name, src, comp, program))
+        where = comp if self._analysis is None or program == self._analysis.program.name else f"{comp} of {program}"
+        return Result(fam, name, Verdict.PROVED,
+                      f"proved as {src} for the isomorphic {what} {where} (equal up to renaming; canonical "
+                      f"form {canon.key[:12]}): {reason}", seconds=time.perf_counter() - t0)
+
+    def remember(self, family: str, canon: Canon, item: Iterable[Any], r: Result) -> None:
+        """Keep ``r`` when it is proved, for whatever has the canonical form ``canon`` and ``item``: a component
+        (``run``), or the engines of a first scope whose query proved it from them and the facts among them alone
+        (``scope_form``)."""
+        if r.verdict != Verdict.PROVED:
+            return
+        key = self._key(family, canon, item)
+        program = self._analysis.program.name if self._analysis is not None else ""
+        self._proved[key] = (r.family, r.name, r.reason, canon.name, program)
+        self.keep(key, family, r, canon.name, program)
+
+    @staticmethod
+    def _key(family: str, canon: Canon, item: Iterable[Any]) -> str:
+        if family not in FAMILIES:
+            raise ValueError(f"{family!r} is not a family whose verdicts are invariant under renaming")
+        return hashlib.sha256(json.dumps([family, canon.key, list(item)], sort_keys=True).encode()).hexdigest()

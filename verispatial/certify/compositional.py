@@ -37,7 +37,7 @@ import operator
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
@@ -49,12 +49,13 @@ from verispatial.certify.replay import confirm_rule
 from verispatial.certify.report import (
     Columns,
     Parts,
+    Rendered,
     Report,
     Result,
     Verdict,
     chain,
     count_of,
-    selected,
+    selected_verdicts,
     timed_result,
     verdict_set,
 )
@@ -995,15 +996,16 @@ def _map_json(x: Any, dm: Callable[[str], str], offsets: dict[str, int] | None =
 # -------------------------------------------------------------------------------------------- certification
 
 
-def _assumed(name: str, what: str, needs: list[str], results: dict[str, Result], family: str, reason: str,
+def _assumed(name: str, what: str, needs: list[str], verdicts: Mapping[str, Verdict], family: str, reason: str,
              t0: float) -> Result:
-    """PROVED with ``reason`` when every obligation in ``needs`` is proved, else FAILED naming the first that is not
-    (per-obligation soundness: a proof resting on an unproved assumption is no proof)."""
-    missing = [n for n in needs if n not in results or results[n].verdict != Verdict.PROVED]
+    """PROVED with ``reason`` when every obligation in ``needs`` is proved (``verdicts``: by name), else FAILED naming
+    the first that is not (per-obligation soundness: a proof resting on an unproved assumption is no proof)."""
+    proved = Verdict.PROVED
+    missing = [n for n in needs if verdicts.get(n) is not proved]
     shown = ", ".join(needs[:6]) + (f" (+{len(needs) - 6} more)" if len(needs) > 6 else "")
     if missing:
-        got = results.get(missing[0])
-        state = got.verdict.value if got is not None else "missing"
+        got = verdicts.get(missing[0])
+        state = got.value if got is not None else "missing"
         return Result(family, name, Verdict.FAILED,
                       f"{what}: rests on {missing[0]}, which is {state}"
                       + (f" ({len(missing) - 1} more assumption(s) not proved)" if len(missing) > 1 else ""),
@@ -1663,7 +1665,7 @@ class _Written:
 
 
 def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: Sequence[Result],
-                rlimit: int) -> list[Result]:
+                rlimit: int) -> Sequence[Result]:
     """The obligations that cross phases: rendezvous, happens-before across each boundary, coverage of reads by
     earlier phases' writes and of whole-program outputs, the rendezvous words' balance, and deadlock freedom of
     the composition (each resting on the slices' obligations it names: of ``results``, the slices' results, only
@@ -1694,7 +1696,7 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
     close_b = {k: b for k, b in enumerate(rv.boundaries)}  # phase k closes at section b
     apae = {j: f"slice{j}/async-pending-at-end" for j in range(n_phases)}
     assumed = _assumable(results, set(apae.values()))
-    known = {**assumed, **{x.name: x for x in out}}
+    known = {**assumed, **{x.name: x.verdict for x in out}}  # what the obligations below rest on, by name
     roles = {t.name: t.role for t in p.tensors}
     written = _Written(c)
 
@@ -1727,13 +1729,8 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
                     "the version of the earlier phases' completed writes and a write of a later phase is issued "
                     "after the earlier phases' reads landed" if state else ""), t0))
     # Reads covered by the writes of phases up to their own.
-    for u in c.uses:
-        if u.write or roles.get(u.tensor) != Role.ACTIVATION:
-            continue
-        ws = c.writes.get(u.tensor, frozenset())
-        if u.phase in ws and min(ws) >= u.phase:
-            continue  # written in this phase only: the slice's own coverage obligation decides it
-        out.append(_read_coverage(p, u, written, rlimit))
+    head, out = out, []
+    coverage = _read_coverages(p, covered_reads(p, c), written, rlimit)
     # Every tile of every output of the whole program is written by some phase.
     for t in p.tensors:
         if t.role == Role.OUTPUT:
@@ -1745,25 +1742,26 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
     out += resident_disjoint(p)
     # Deadlock freedom of the whole composition.
     t0 = time.perf_counter()
-    needs = [n for n, x in assumed.items() if x.family == R.DEADLOCK and _in_a_slice(n)]
+    pending = set(apae.values())
+    needs = [n for n in assumed if n not in pending]  # every slice's deadlock obligations (``_assumable``)
     needs += [apae[j] for j in range(n_phases)]
     needs += [f"{R.RENDEZVOUS}:after-section-{b}" for b in rv.boundaries]
-    known = {**known, **{x.name: x for x in out}}
     out.append(_assumed(
         f"{R.DEADLOCK}:composition", "deadlock freedom of the composition", needs, known, R.DEADLOCK,
         f"no reachable state of the composition of {n_phases} slices is a deadlock: each slice is deadlock-free "
         f"and ends with nothing in flight, the slices share no counter (every buffer and section semaphore is "
         f"used in its own phase only, checked when the program was cut) and every rendezvous is well formed "
         f"(composition theorem, docs/checker.md)", t0))
-    return out
+    return Parts([head, coverage, out])
 
 
-def _assumable(results: Sequence[Result], names: set[str]) -> dict[str, Result]:
-    """By name, the results of ``results`` a cross-phase obligation may rest on: those named in ``names`` (each an
-    ``async-pending-at-end`` obligation) and every slice's deadlock obligations (the last of a name, as indexing every
-    result by name keeps it). Indexing only these, and reading the names of only the results of those two families
-    (``report.selected``): an 80-layer step has 377,074 results, 21,364 of them deadlock obligations. Raises
-    ValueError when a name in ``names`` is not an ``async-pending-at-end`` obligation."""
+def _assumable(results: Sequence[Result], names: set[str]) -> dict[str, Verdict]:
+    """By name, the verdicts of the results of ``results`` a cross-phase obligation may rest on: those named in
+    ``names`` (each an ``async-pending-at-end`` obligation) and every slice's deadlock obligations (the last of a
+    name, as indexing every result by name keeps it). Indexing only these, and reading the names and verdicts of only
+    the results of those two families, building none (``report.selected_verdicts``): an 80-layer step has 377,074
+    results, 21,364 of them deadlock obligations. Raises ValueError when a name in ``names`` is not an
+    ``async-pending-at-end`` obligation."""
     pending = R.rule(R.ASYNC_PENDING_AT_END).family.value
     if any(obligation.parse(n).kind != R.ASYNC_PENDING_AT_END for n in names):
         raise ValueError(f"not {R.ASYNC_PENDING_AT_END} obligations: {sorted(names)}")
@@ -1772,7 +1770,7 @@ def _assumable(results: Sequence[Result], names: set[str]) -> dict[str, Result]:
     def keep(family: str, n: str) -> bool:
         return n in names or (family == deadlock and _in_a_slice(n))
 
-    return {x.name: x for x in selected(results, frozenset({deadlock, pending}), keep)}
+    return dict(selected_verdicts(results, frozenset({deadlock, pending}), keep))
 
 
 def _in_a_slice(name: str) -> bool:
@@ -1810,6 +1808,48 @@ _VERDICT = operator.attrgetter("verdict")
 
 #: The family of the cross-phase coverage obligations (an enum member's ``value`` is a property: read once).
 _HB = R.Family.HAPPENS_BEFORE.value
+
+
+def covered_reads(p: Program | TemplatedProgram, c: Cut) -> list[Use]:
+    """The reads of ``c`` whose coverage is a cross-phase obligation (``hb-activation``), in order: of an
+    activation, which some phase other than the read's own, or only a later one, writes (written in its own phase
+    only, the slice's own coverage obligation decides it)."""
+    roles = {t.name: t.role for t in p.tensors}
+    reads = [u for u in c.uses if not u.write and roles.get(u.tensor) == Role.ACTIVATION]
+    return [u for u in reads if not (u.phase in (ws := c.writes.get(u.tensor, frozenset())) and min(ws) >= u.phase)]
+
+
+def _read_coverages(p: Program | TemplatedProgram, reads: list[Use], written: _Written, rlimit: int) -> Columns:
+    """``_read_coverage`` of each of ``reads``, in order, as columns: a read whose tiles are listed and all written
+    is a row whose name and reason are rendered when something reads them (an 80-layer step has 36,883 such reads,
+    and ``certify -q`` reads their verdicts and counts only); any other read's result is computed now and kept as
+    an override of its row. A row's seconds are 0 (the check is a set inclusion)."""
+    n = len(reads)
+    families = [_HB] * n
+    verdicts = [Verdict.PROVED] * n
+    tiles: list[int] = [0] * n
+    overrides: dict[int, Result] = {}
+    for i, u in enumerate(reads):
+        have = written.tiles(u.tensor, u.phase)
+        need = written.c.tiles(u)
+        if have is not None and need is not None and need <= have:
+            tiles[i] = len(need)
+            continue
+        r = overrides[i] = _read_coverage(p, u, written, rlimit)
+        families[i], verdicts[i] = r.family, r.verdict
+
+    def name_at(i: int) -> str:
+        u = reads[i]
+        return f"{R.HB_ACTIVATION}:{u.tensor}:{u.engine}{list(u.path)}"
+
+    def reason_at(i: int) -> str:
+        u = reads[i]
+        return (f"every tile {u.engine} reads of {u.tensor} in phase {u.phase} is written by phases <= {u.phase} "
+                f"(exact: {tiles[i]} tiles listed)")
+
+    counts = Counter({(_HB, Verdict.PROVED): n - len(overrides)}) if n > len(overrides) else Counter()
+    return Columns(families, verdicts, Rendered(n, reason_at), counts, name_at,
+                   lambda: [name_at(i) for i in range(n)], overrides)
 
 
 def _read_coverage(p: Program | TemplatedProgram, u: Use, written: _Written, rlimit: int) -> Result:

@@ -239,7 +239,8 @@ def monotone_anchors(a: Analysis, engines: frozenset[str], names: set[str] | Non
 
 def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trusted: set[int],
                rlimit: int = DEFAULT_RLIMIT, extra: Iterable[Leaf] = (),
-               stop: Callable[[], bool] | None = None) -> tuple[Outcome, Decoded | None, StateQuery | None]:
+               stop: Callable[[], bool] | None = None, asked: list[tuple[frozenset[str], bool]] | None = None,
+               ) -> tuple[Outcome, Decoded | None, StateQuery | None]:
     """Is a state satisfying ``build(sq) -> BoolRef`` (the bad states) consistent with the reachability facts?
 
     Scopes grow: first the ``focus`` engines and their neighbours with only the facts among them (fewer facts:
@@ -250,7 +251,11 @@ def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trus
     ``stop`` is asked once, when a scope is sat and a wider one is left to ask: True ends the search there,
     returning that sat outcome — the caller holds a concrete run showing the bad state (the interpreter's witness,
     ``encoding._witness``), so no wider query can change the verdict. Only unsat proves either way: stopping early
-    never turns a query into a proof."""
+    never turns a query into a proof.
+
+    ``asked``, when given, gets each scope asked appended as (engines, history), in order: an unsat outcome after
+    the one entry (``focus``, False) was proved from the focus engines alone and the facts among them
+    (``canon.scope_canon`` keys such a proof)."""
     focus = frozenset(focus)
     sems, near, comp = a.neighbourhood(focus, True), a.neighbourhood(focus), a.component_of(focus)
     scopes: list[tuple[frozenset[str], bool]] = []
@@ -263,6 +268,8 @@ def solve_each(a: Analysis, build: object, name: str, focus: Iterable[str], trus
         if history and not any(w.kind == "reset" and w.owner in engines for w in a.words.values()) \
                 and not monotone_anchors(a, engines):
             continue
+        if asked is not None:
+            asked.append((engines, history))
         out = _solve_scope(a, build, name, engines, trusted, rlimit, history, tuple(extra))
         if out[0].status == Status.UNSAT:
             return out

@@ -205,6 +205,36 @@ class Columns:
                             self.reasons[i], 0.0)
 
 
+class Rendered(Sequence[str]):
+    """``n`` strings, string ``i`` being ``render(i)``, rendered each time it is read (a ``Columns``' reasons when
+    they are made of the row's own fields)."""
+
+    __slots__ = ("_n", "_render")
+
+    def __init__(self, n: int, render: Callable[[int], str]) -> None:
+        self._n = n
+        self._render = render
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self._render(x) for x in range(self._n)[i]]
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return self._render(i % self._n)
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._render, range(self._n))
+
+
 Part = Sequence[Result] | Columns
 
 
@@ -338,10 +368,25 @@ def chain(*parts: Iterable[Result]) -> Sequence[Result]:
 def selected(results: Some, families: frozenset[str], keep: Callable[[str, str], bool]) -> Iterator[Result]:
     """The results of ``results`` whose family is in ``families`` and for which ``keep(family, name)`` holds, in
     order; a ``Columns`` part's are built (and their names rendered) for those rows only."""
+    for p, row, name in _selected_rows(results, families, keep):
+        yield row if isinstance(row, Result) else p.result(row, name)  # type: ignore[union-attr]
+
+
+def selected_verdicts(results: Some, families: frozenset[str],
+                      keep: Callable[[str, str], bool]) -> Iterator[tuple[str, Verdict]]:
+    """(name, verdict) of each result ``selected`` gives, in order, with no ``Result`` built for a ``Columns`` row."""
+    for p, row, name in _selected_rows(results, families, keep):
+        yield name, row.verdict if isinstance(row, Result) else p.verdicts[row]  # type: ignore[union-attr]
+
+
+def _selected_rows(results: Some, families: frozenset[str],
+                   keep: Callable[[str, str], bool]) -> Iterator[tuple[Part | None, Result | int, str]]:
+    """``selected``'s rows: (None, the result, its name) of a plain part, (the part, the row index, its name) of a
+    ``Columns`` part (an overriding result's family and verdict are that row's)."""
     parts = _parts(results)
     for p in parts if parts is not None else (results,):
         if not isinstance(p, Columns):
-            yield from (r for r in p if r.family in families and keep(r.family, r.name))
+            yield from ((None, r, r.name) for r in p if r.family in families and keep(r.family, r.name))
             continue
         if not p.overrides and not any(f in families for f, _v in p.counts):
             continue
@@ -350,7 +395,7 @@ def selected(results: Some, families: frozenset[str], keep: Callable[[str, str],
             if f in families:
                 n = over[i].name if i in over else p.name_at(i)
                 if keep(f, n):
-                    yield p.result(i, n)
+                    yield p, i, n
 
 
 def held(results: Sequence[Result]) -> Sequence[Result]:

@@ -16,13 +16,12 @@ multicast landing into an aliased buffer is not decided (failed to prove).
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Mapping
 
 import z3
 
-from verispatial.certify.canon import ProofMemo
+from verispatial.certify.canon import Canon, ProofMemo
 from verispatial.certify.facts import EngineFacts
 from verispatial.certify.reach import Analysis, StateQuery, solve_each
 from verispatial.certify.report import Result, Verdict
@@ -132,19 +131,44 @@ def check_aliases(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
                 out.append(_clobber(a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0))
                 continue
             c = cache.canon(a, a.component_of(focus), trusted)
-            item = [c.buffers.get(b), c.buffers.get(other), cap, sorted([c.engines[x.engine], x.index] for x in pushes),
-                    sorted([c.engines[w.engine], w.index, sorted(offs), first.index, last.index]
-                           for w, offs, first, last in writes), sorted(c.engines[e] for e in focus), rlimit]
-            out.append(cache.run(R.ALIAS_CLOBBER, c, item, name, functools.partial(
-                _clobber, a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0)))
+            item = _item(c, b, other, cap, pushes, writes, focus, rlimit)
+            scope = cache.scope_canon(a, frozenset(focus), trusted)
+            sitem = [] if scope is None else _item(scope, b, other, cap, pushes, writes, focus, rlimit)
+            hit = cache.proof_for(R.ALIAS_CLOBBER, c, item, name)
+            if hit is None and scope is not None:
+                hit = cache.proof_for(R.ALIAS_CLOBBER, scope, sitem, name, "engines")
+            if hit is not None:
+                out.append(hit)
+                continue
+            cache.computed += 1
+            asked: list[tuple[frozenset[str], bool]] = []
+            r = _clobber(a, b, other, cap, pushes, writes, name, frozenset(focus), trusted, rlimit, t0, asked)
+            cache.remember(R.ALIAS_CLOBBER, c, item, r)
+            if scope is not None and asked == [(focus, False)]:
+                # Proved by the focus engines and the facts among them alone: engines of an equal scope form (the
+                # same programs up to renaming, the same counters shared with engines outside) ask the same query.
+                cache.remember(R.ALIAS_CLOBBER, scope, sitem, r)
+            out.append(r)
     return out
+
+
+def _item(c: Canon, b: int, other: int, cap: int, pushes: list[Leaf],
+          writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]], focus: set[str], rlimit: int) -> list[object]:
+    """What an ``alias-clobber`` query asks of the engines ``c`` renumbers, in its canonical ids: the pair, the
+    capacity, the pushes and writes (with their page offsets and read spans), the engines it starts from and the
+    resource limit."""
+    return [c.buffers.get(b), c.buffers.get(other), cap, sorted([c.engines[x.engine], x.index] for x in pushes),
+            sorted([c.engines[w.engine], w.index, sorted(offs), first.index, last.index]
+                   for w, offs, first, last in writes), sorted(c.engines[e] for e in focus), rlimit]
 
 
 def _clobber(a: Analysis, b: int, other: int, cap: int, pushes: list[Leaf],
              writes: list[tuple[Leaf, frozenset[int], Leaf, Leaf]], name: str, focus: frozenset[str],
-             trusted: set[int], rlimit: int, t0: float) -> Result:
-    """The ``alias-clobber`` result of ``b`` against ``other`` (``_clobbers``' query from the ``focus`` engines)."""
-    o, d, _ = solve_each(a, _clobbers(a, b, other, cap, pushes, writes), name, focus, trusted, rlimit)
+             trusted: set[int], rlimit: int, t0: float, asked: list[tuple[frozenset[str], bool]] | None = None,
+             ) -> Result:
+    """The ``alias-clobber`` result of ``b`` against ``other`` (``_clobbers``' query from the ``focus`` engines;
+    ``asked`` gets the scopes asked, as ``solve_each`` gives them)."""
+    o, d, _ = solve_each(a, _clobbers(a, b, other, cap, pushes, writes), name, focus, trusted, rlimit, asked=asked)
     dt = time.perf_counter() - t0
     n = len(pushes) + len(writes)
     if o.status == Status.UNSAT:
