@@ -104,6 +104,7 @@ def _go_words(side: str) -> list[tuple[str, str, str, int]]:
 
     from verispatial.certify.checker import _confirm
     from verispatial.certify.reach import analyse
+    from verispatial.certify.witness import explore_states
     from verispatial.families.semaphores.encoding import _exact_word
 
     p = import_host(HANGS / "sort_50312" / f"{side}.yaml")
@@ -113,8 +114,10 @@ def _go_words(side: str) -> list[tuple[str, str, str, int]]:
     out = []
     for w in sorted((w for (sem, _), w in a.words.items() if sem == go and w.kind == "flag"), key=lambda w: w.name):
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
+        # the probe as the checker asks it (``checker._certify``): runs from launch and a search within the
+        # program's work bound, before the wide queries
         r = _exact_word(a, w, engines, {b.id for b in p.buffers}, 20_000_000, time.perf_counter(),
-                        lambda r: _confirm(a, r))
+                        lambda r: _confirm(a, r), lambda r: _confirm(a, r, explore_states(p)))
         v = (r.counterexample or {}).get("replay", {}).get("violation")
         loc = eps[v["position"]["engine"]].source_of(tuple(v["position"]["path"])) if v else None
         out.append((r.name, r.verdict.value, v["rule"] if v else "", f"{loc.file}:{loc.line}" if loc else ""))

@@ -849,14 +849,17 @@ def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult 
     for e in sorted(targets)[:6]:
         plans += [{"priority": [e]}, {"priority": [e], "lazy": True}]
     plans += [{"seed": s} for s in range(3)]
+    # departures last (a multicast leaves its source only when nothing else may move), as the checker's last run
+    # from launch and its last directed plan do (``replay.launch_schedules``, ``replay._plans``)
+    plans.append({"hold": True})
     try:
         if targets:
             for kw in plans:
                 r = drive(program, trips, targets, stop_on=match, release=True, record=True, **kw)
                 if shows(r):
                     return r
-        for seed in (None, *range(SEEDS)):
-            r = simulate(program, trips, seed=seed, stop_on=match, record=True)
+        for seed, hold in ((None, False), *((s, False) for s in range(SEEDS)), (None, True)):
+            r = simulate(program, trips, seed=seed, stop_on=match, record=True, hold=hold)
             if shows(r):
                 return r
     except (ValueError, KeyError):

@@ -90,7 +90,7 @@ def each_exact(a: Analysis, trusted: set[int], rlimit: int = DEFAULT_RLIMIT,
         engines = frozenset(lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits))
 
         def compute(w: Word = w, engines: frozenset[str] = engines, t0: float = t0) -> Result:
-            return _exact_word(a, w, engines, trusted, rlimit, t0, confirm, probe or confirm)
+            return _exact_word(a, w, engines, trusted, rlimit, t0, confirm, probe)
         if cache is None or not engines:
             yield compute()
             continue
@@ -187,7 +187,8 @@ def _exact_word(a: Analysis, w: Word, engines: frozenset[str], trusted: set[int]
         if not asked:
             asked.append(True)
             for rule, msg, _build, where in checks:
-                got = _witness(w, rule, msg, where, probe)
+                # no probe given: the replay itself (a caller that says nothing keeps main's search)
+                got = _witness(w, rule, msg, where, probe if probe is not None else confirm)
                 if got is not None:
                     seen.append(got)
                     break
