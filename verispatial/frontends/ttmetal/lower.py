@@ -4148,16 +4148,16 @@ class KernelReader:
                             f"{self.text(n)}: an address past a semaphore: {self.text(lhs)}")
             if isinstance(base, V.L1Ptr):
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
-                at = None
+                i: Any = None
                 if idx is not None and idx.named_child_count == 1:
                     try:
                         i = self.expr(idx.named_children[0])
                     except Refused:  # an index the reading cannot evaluate: the store's word is not followed
                         if _issues(idx):
                             raise  # its calls or stores would be dropped with it
-                        i = None
-                    at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
-                self.store_into(base, n, rhs, at)
+                # the store's bytes are at the base plus the index, never the base's alone (p[512] is past the page)
+                self.store_into(base, n, rhs, base.plus(i if isinstance(i, (V.Sym, V.Opaque)) else
+                                                        V.Opaque(f"its index {self.text(idx)}")))
             else:
                 self.index_effects(lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"))
                 self.unnamed_store(base, n, lhs.child_by_field_name("argument"))
@@ -4270,14 +4270,16 @@ class KernelReader:
             self.refuse("plain store of loads from several buffer addresses", node, self.text(node))
         return found[0] if found else None
 
-    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any = None, at: V.L1Ptr | None = None) -> None:
-        """A plain store through a pointer ``ptr`` into buffer pages, at address ``at`` (``ptr`` plus the index;
-        None where the reading does not follow it): into the reserved back, a constant page being built
-        (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
-        (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
-        the waited front, an in-place change of pages another engine may read (refused)."""
+    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any, at: V.L1Ptr) -> None:
+        """A plain store through a pointer ``ptr`` into buffer pages, at address ``at`` (``ptr`` plus the index, its
+        offset ``Opaque`` where the reading does not follow it; ``at.elem`` bytes wide): into the reserved back, a
+        constant page being built (``local_fill``), or a copy of another buffer's waited front when the stored value
+        is a load from it (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast
+        ``inbound_kernel.cpp:9-15``); into the waited front, an in-place change of pages another engine may read
+        (refused). Every byte the store writes must lie in the page being built, at every loop index
+        (``store_extent_check``)."""
         if ptr.cb in self.scratch_cbs:
-            self.scratch_store(ptr if at is None else at, n)
+            self.scratch_store(at, n)
             return
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
@@ -4310,13 +4312,24 @@ class KernelReader:
             if self.kernel.engine == Engine.COMPUTE:
                 self.refuse("plain store into a buffer page", n, "by a compute kernel")
             # the loads read the next page of the source's front past what this engine read since its pop
-            self.l1_check(src, True, True, 0, "copy load not from the buffer's next unread page", n,
-                          within=self.cb_index[src.cb].entry_size)
+            self.store_extent_check(src, "copy load not from the buffer's next unread page", n)
             copy = src.cb
         self.local_fill(ptr.cb, n, copy=copy, at=at)
         # the stores build the page the FillTiles at the push fills: the next unfilled one
-        self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
-                      within=self.cb_index[ptr.cb].entry_size)
+        self.store_extent_check(at, "plain store not into the buffer's next unfilled page", n)
+
+    def store_extent_check(self, at: V.L1Ptr, construct: str, n: Any) -> None:
+        """Refuses, as ``construct``, a plain access at ``at`` whose bytes ``[off, off + at.elem)`` are not all inside
+        the one page the stores build (a store: the next unfilled page of the back; a copy's load: the next unread page
+        of the front), for every loop index and trip value (``l1_check``). ``get_write_ptr`` is valid for the pages
+        the ``cb_reserve_back`` before it requested only (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
+        dataflow_api.h:309-313``): a store past them lands in a page of the ring another engine may hold, or past the
+        ring. The element's size must be known (a pointer to a type of unknown size: refused)."""
+        page = self.cb_index[at.cb].entry_size
+        if at.elem is None or at.elem > page:
+            self.refuse(construct, n, f"{self.text(n)}: an element of "
+                        + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
+        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1)
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
