@@ -121,7 +121,7 @@ NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
 
 #: The bytes of the hardware zeros region, by target name (``MEM_ZEROS_SIZE``: tt_metal/hw/inc/internal/tt-1xx/wormhole/
-#: dev_mem_map.h:80, blackhole/dev_mem_map.h:88, ttnn 0.71.2): kernels zero a page by NoC reads of it
+#: dev_mem_map.h:80, blackhole/dev_mem_map.h:88, ttnn 0.71.2 and 0.81.1): kernels zero a page by NoC reads of it
 #: (``zero_tile``, ttnn/kernel_lib/l1_helpers.hpp:47-65 of 0.71.2 and 0.72.0)
 MEM_ZEROS_SIZE = {"wormhole_b0": 512, "blackhole": 512}
 
@@ -1163,9 +1163,18 @@ class KernelReader:
         read, then ``noc.async_read_barrier()`` (ttnn/kernel_lib/l1_helpers.hpp:47-65, ttnn 0.71.2). Part of the
         constant page, as ``Noc.async_write_zeros`` is (``local_fill``): its bytes are undefined until the engine's
         next read barrier, so a store into the page or its push before that barrier is refused by name. Refused by
-        name too: a read outside the page being built."""
+        name too: a read outside the page being built, and a read of more than the region's ``MEM_ZEROS_SIZE`` bytes
+        (what follows them is the LLK debug area and firmware, not zeros)."""
         if dst.front:
             self.refuse("zeros-region read into a buffer's front pages", node, self.text(node))
+        zeros = MEM_ZEROS_SIZE.get(self.host.target.name)
+        if zeros is None or size > zeros:
+            # MEM_LLK_DEBUG_BASE is MEM_ZEROS_BASE + MEM_ZEROS_SIZE (ttnn 0.81.1 tt_metal/hw/inc/internal/tt-1xx/
+            # wormhole/dev_mem_map.h:80, 94, 96; blackhole/dev_mem_map.h:88, 115, 117)
+            self.refuse("NoC read past the zeros region", node,
+                        f"{self.text(node)}: {size} B from MEM_ZEROS_BASE, but only MEM_ZEROS_SIZE = "
+                        + (f"{zeros} B are zeros on {self.host.target.name} (dev_mem_map.h)" if zeros is not None else
+                           f"an unknown size on {self.host.target.name}"))
         page = self.cb_index[dst.cb].entry_size
         self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
                       within=page)
