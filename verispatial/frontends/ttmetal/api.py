@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, tilize
+from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, signatures, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import TYPE_SIZES
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
@@ -1465,6 +1465,10 @@ FUNCTIONS.update(tilize.FUNCTIONS)
 def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs: list[Any] | None = None) -> Any:
     """``obj.name(args)`` for the object API's receivers: DataflowBuffer / CircularBuffer, Noc, Semaphore and a
     tensor accessor."""
+    receiver = "DataflowBuffer" if isinstance(obj, V.Cb) else "Noc" if isinstance(obj, V.NocObj) else \
+        "Semaphore" if isinstance(obj, V.SemAddr) else None
+    if receiver is not None:
+        signatures.check(r, name, nodes, n, receiver)
     vals = [r.expr(a) for a in nodes]
     if isinstance(obj, V.Table) and name == "size" and not vals:
         return V.const(obj.size)  # a constant array's (std::array's) element count

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects, stated
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects, signatures, stated
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import (
     CONSTANT_NAMESPACES,
@@ -4627,6 +4627,7 @@ class KernelReader:
             return self.inline(f, arg_nodes, targs, n)
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
+            signatures.check(self, bare, arg_nodes, n)
             return handler(self, [self.expr(a) for a in arg_nodes], arg_nodes, targs, n)
         if bare in UNPACKING:
             return self.unpacking(bare, arg_nodes, n)
@@ -4881,6 +4882,7 @@ class KernelReader:
             return self.inline(f, nodes, targs, n, vals=vals)
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
+            signatures.check(self, bare, vals, n)
             return handler(self, vals, nodes, targs, n)
         self.refuse("pack expansion in a call not read", n, f"call to {bare}")
 
