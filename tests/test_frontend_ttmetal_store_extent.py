@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
-from verispatial.cli import main
+from tests.test_frontend_ttmetal_l1addr import _proved
 from verispatial.frontends.ttmetal import Refused, import_host
 
 _HEAD = ("#include <stdint.h>", '#include "api/dataflow/dataflow_api.h"', "void kernel_main() {")
@@ -65,12 +65,6 @@ def _host(tmp_path: Path, reader: tuple[str, ...], writer: tuple[str, ...] = _WR
     return path
 
 
-def _proved(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["certify", str(path), "--json", "-q", "--no-cache"])
-    report = json.loads(capsys.readouterr().out)
-    assert rc == 0, [r for r in report["results"] if r["verdict"] != "proved"]
-
-
 GOOD_FILLS = {
     # every word of the page, the loop's last store drained
     "loop": ("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
@@ -82,6 +76,10 @@ GOOD_FILLS = {
     "advanced": ("        volatile tt_l1_ptr uint32_t* q = p;",
                  "        for (uint32_t i = 0; i < 512; ++i) { *q = t; q++; }",
                  "        ckernel::load_blocking(p + 511);"),
+    # the drain's address as &p[k]: the same word as p + k (the report's load_amp)
+    "address_of": ("        p[0] = t;", "        ckernel::load_blocking(&p[0]);"),
+    "address_of_last": ("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+                        "        ckernel::load_blocking(&p[511]);"),
     # narrower and wider elements reaching the page's last byte (the drain loads the last store's word)
     "bytes": ("        volatile tt_l1_ptr uint8_t* b = reinterpret_cast<volatile tt_l1_ptr uint8_t*>(p);",
               "        b[2047] = 1;", "        p[0] = t;", "        ckernel::load_blocking(p);"),

@@ -3209,6 +3209,14 @@ class KernelReader:
                         isinstance(self.lookup(base.text.decode()), V.LocalArray):
                     # ``&a[i]``: the array's address leaves the reading, as ``a`` alone does
                     return self.expr(base)
+                idx = held.child_by_field_name("indices") or held.child_by_field_name("index")
+                if base is not None and base.type == "identifier" and idx is not None and idx.named_child_count == 1:
+                    ptr = self.expr(base)
+                    if isinstance(ptr, V.L1Ptr):
+                        # ``&p[i]`` of a pointer into a buffer's pages is ``p + i``, an address (no load of the
+                        # element): ``load_blocking(&p[0])`` is ``load_blocking(p)``
+                        i = self.expr(idx.named_children[0])
+                        return ptr.plus(i if isinstance(i, (V.Sym, V.Opaque)) else V.Opaque(f"its index {self.text(idx)}"))
             inner = self.expr(arg)
             if isinstance(inner, V.Optional) and n.children[0].type == "*":
                 if inner.value is None:
