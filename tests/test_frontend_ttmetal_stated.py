@@ -355,3 +355,27 @@ def test_a_load_through_the_fillers_earlier_write_pointer_of_an_unfilled_slot_is
     with pytest.raises(Refused, match="stated tensor data does not decide") as e:
         import_host(_ring_host(tmp_path, reader, front=("    cb_wait_front(1, 1);",)))
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 16), e.value
+
+
+#: loads the stated data does not decide, and the condition the refusal names
+UNDECIDED = {
+    # word 1 of a tensor whose host states word 0 only
+    "word_past": (tuple(line.replace("p[0]", "p[1]").replace("wr, 4)", "wr, 8)") for line in READER),
+                  (*WRITER[:2], "    uint32_t n = 2;", *WRITER[4:]), "past its 1 stated word"),
+    # the writer pops the page between taking its read pointer and loading through it
+    "popped": (READER, (*WRITER[:3], "    cb_pop_front(1, 1);", *WRITER[3:-1]), "the page was popped"),
+    # the writer loads with no wait
+    "no_wait": (READER, (WRITER[0], *WRITER[2:-1]), "no cb_wait_front of c_1"),
+    # the reader's write pointer taken again after its push: the next page
+    "next_page": ((*READER[:6], "    wr = get_write_ptr(1);", *READER[6:]), WRITER, "not pushed yet"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNDECIDED))
+def test_a_load_the_stated_data_does_not_decide_says_which_condition_failed(tmp_path: Path, form: str) -> None:
+    """docs/ttmetal.md's message, with the condition that failed, where the load decides control flow."""
+    reader, writer, why = UNDECIDED[form]
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, reader, writer))
+    assert "the stated tensor data does not decide" in str(e.value), e.value
+    assert why in str(e.value), e.value

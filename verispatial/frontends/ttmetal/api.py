@@ -1376,8 +1376,10 @@ def _read_tile_value(r: KernelReader, vals: list[Any], nodes: list[Any], targs: 
         r.refuse("read_tile_value of a page not waited for", n, f"{r.text(n)}: no wait of c_{cb} since its last pop")
     if isinstance(word, V.Sym) and word.is_const and 0 <= 4 * word.const <= page.entry_size // page.page_tiles - 4:
         got = r.stated_load(r.pointer(cb, True, n, V.const(4 * word.const)).retyped(4), n)
-        if got is not None:
+        if isinstance(got, V.Sym):
             return got
+        if got is not None:
+            return V.Opaque(f"a value loaded from L1 the stated tensor data does not decide: {r.text(n)}: {got}")
     return V.Opaque(f"a value read from a tile of c_{cb}: {r.text(n)}")
 
 

@@ -3629,7 +3629,10 @@ class KernelReader:
             if ptr.cb in self.scratch_cbs:
                 self.scratch_load(at, n)
             word = self.stated_load(at, n)
-            return word if word is not None else V.Loaded(f"a value loaded from L1: {self.text(n)}", at)
+            if isinstance(word, V.Sym):
+                return word
+            return V.Loaded(f"a value loaded from L1: {self.text(n)}" if word is None else
+                            f"a value loaded from L1 the stated tensor data does not decide: {self.text(n)}: {word}", at)
         if name in ("my_x", "my_y") and self.lookup(name) is None:
             # this core's NoC coordinates (firmware globals indexed by the NoC,
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
@@ -3638,40 +3641,53 @@ class KernelReader:
         self.index_effects(idx)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
-    def stated_load(self, at: V.L1Ptr, n: Any) -> V.Sym | None:
-        """A 32-bit load at ``at`` read as the tensor word the host states there (frontends/ttmetal/stated.py), or
-        None when it is not one: no tensor with stated data, an address not followed or not a word of the pointer's
-        page, a page not published to this engine, or bytes no read of stated data lands. Published: a read
-        pointer taken at the pops so far, the engine having waited for the buffer since its last pop; or a write
-        pointer taken before a push of this engine since (the page it points at was pushed: its reads landed,
-        ``async-read-publish``). Raises ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core
-        (``assemble`` reads the kernel again after the others); the claim is checked against the whole program."""
+    def stated_load(self, at: V.L1Ptr, n: Any) -> V.Sym | str | None:
+        """A 32-bit load at ``at`` read as the tensor word the host states there (frontends/ttmetal/stated.py); where
+        it is not one, None when the host states no tensor data at all, else why the stated data does not decide it
+        (for the refusal): an address not followed or not a word of the pointer's page, a page not published to
+        this engine, or bytes no read of stated data lands. Published: a read pointer taken at the pops so far, the
+        engine having waited for the buffer since its last pop; or a write pointer taken before a push of this
+        engine since (the page it points at was pushed: its reads landed, ``async-read-publish``). Raises
+        ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core (``assemble`` reads the
+        kernel again after the others); the claim is checked against the whole program."""
         # the words as the L1 holds them: an int32 tensor's -1 is 0xFFFFFFFF (the schema's signed form)
         stated_data = {t["name"]: tuple(v % (1 << 32) for v in t["values"]) for t in self.host.tensors if "values" in t}
-        if not stated_data or self.survey or at.elem != stated.WORD or not isinstance(at.offset, V.Sym) or \
-                not at.offset.is_const:
+        if not stated_data or self.survey:
             return None
+        if at.elem != stated.WORD:
+            return f"a load of {at.elem} B, not a 32-bit word" if at.elem else "a load of a size not known"
+        if not isinstance(at.offset, V.Sym) or not at.offset.is_const:
+            return "its byte offset into the page is not a number"
         b = at.offset.const
         page = self.cb_index[at.cb]
         tile_bytes = page.entry_size // page.page_tiles
-        if not 0 <= b <= tile_bytes - stated.WORD or not isinstance(at.origin, V.Sym):
-            return None
+        if not 0 <= b <= tile_bytes - stated.WORD:
+            return f"byte {b} is not a word of the page's first tile ({tile_bytes} B)"
+        if not isinstance(at.origin, V.Sym):
+            return "which page the pointer points at is not followed"
         moved = self.ctr("popped" if at.front else "pushed", at.cb) + (-at.origin)
         if not (isinstance(moved, V.Sym) and moved.is_const):
-            return None
-        if (at.front and (moved.const != 0 or at.cb not in self.front_waited)) or (not at.front and moved.const < 1):
-            return None
+            return "which page the pointer points at is not followed"
+        if at.front and moved.const != 0:
+            return f"the page was popped (c_{at.cb}'s read pointer moved since it was taken)"
+        if at.front and at.cb not in self.front_waited:
+            return f"no cb_wait_front of c_{at.cb} since this engine's last pop"
+        if not at.front and moved.const < 1:
+            return f"the page at c_{at.cb}'s write pointer is not pushed yet (its reads may not have landed)"
         reads = self.shared.landings.get((self.site, at.cb))
         if not reads:
             raise stated.LandingNotRead("a value loaded from L1 before its buffer's filler is read", self.loc(n),
                                         f"{self.text(n)}: no kernel read so far lands bytes in c_{at.cb} here")
+        why = f"no read into c_{at.cb} lands a stated word at byte {b} (of another tensor, page or offset)"
         for op in reads:
             words = stated_data.get(op.tensor)
             w = stated.fills_word(op, op.tensor, b, tile_bytes) if words is not None else None
             if words is not None and w is not None and w < len(words):
                 self.shared.claims.append(stated.Claim(self.site, at.cb, b, op.tensor, w, self.loc(n)))
                 return V.const(words[w])
-        return None
+            if words is not None and w is not None:
+                why = f"the read lands word {w} of {op.tensor}, past its {len(words)} stated word(s)"
+        return why
 
     def index_effects(self, idx: Any) -> None:
         """An index whose element the reading does not follow, read for its calls, stores and increments
