@@ -165,3 +165,12 @@ def test_a_copy_whose_stores_leave_the_page_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
         import_host(_host(tmp_path, _COPY_READER, _copy_writer("dst[i + 1] = src[i];", "512")))
     assert (e.value.loc.file, e.value.loc.line) == ("writer.cpp", 11), e.value
+
+
+def test_the_refusal_says_the_range_of_starts_the_page_allows(tmp_path: Path) -> None:
+    """A 4-B store into a 2048-B page may start at bytes 0 to 2044 past the write pointer: said as that range (it
+    read 'at the 2045 B from 0 B past it', a count of valid starts nobody could parse)."""
+    fill, _ = BAD_FILLS["off_by_one"]
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
+        import_host(_host(tmp_path, _reader(*fill)))
+    assert "the model's transfer is at a start in [0 B, 2044 B] past it" in str(e.value), e.value

@@ -918,8 +918,15 @@ class KernelReader:
             lo, hi = self.bounds(delta)
             return lo is not None and hi is not None and 0 <= lo and hi < within
 
+        def starts(base: V.Sym) -> str:
+            """Where the model lets the access start: ``base``, or with ``within`` the range of starts from it."""
+            if not within:
+                return f"at {_bytes(base)}"
+            last = base + V.const(within - 1)
+            assert isinstance(last, V.Sym)
+            return f"at a start in [{_bytes(base)}, {_bytes(last)}]"
+
         def wrong(base: V.Sym) -> NoReturn:
-            span = f"the {within} B from " if within else ""
             # why the model's place is not the pointer: the tiles this engine already moved past it, which the
             # kernel's address leaves out (a forgotten advance, or transfers longer than the pages pushed / popped)
             earlier = (f", after the {_bytes(base)} ({_tiles(done)}) this engine's "
@@ -929,7 +936,7 @@ class KernelReader:
             over = (f"; this transfer alone is {tiles} tiles ({tiles * tile_bytes} B), more than a {page} B page of "
                     f"{b.name}" if tiles > pt else "")
             self.refuse(construct, node, f"{self.text(node)}: the address is {_bytes(off)} past {where}, but the "
-                        f"model's transfer is at {span}{_bytes(base)} past it{earlier} ({tile_bytes} B a tile){over}")
+                        f"model's transfer is {starts(base)} past it{earlier} ({tile_bytes} B a tile){over}")
 
         if ptr.front == front:
             coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
@@ -948,10 +955,9 @@ class KernelReader:
             moved_bytes = d.scaled(page) + done.scaled(tile_bytes)
             assert isinstance(moved_bytes, V.Sym)
             if not at(moved_bytes):
-                span = f"the {within} B from " if within else ""
                 self.refuse(f"L1 pointer taken before a {moves} used after it", node,
                             f"{self.text(node)}: {_bytes(off)} past {where}, but the {moves}es since moved the "
-                            f"{ends} pointer and the model's transfer is at {span}{_bytes(moved_bytes)} past it")
+                            f"{ends} pointer and the model's transfer is {starts(moved_bytes)} past it")
             _, hi = self.bounds(off)
             first = _max_residue(origin, cap) * page
             if hi is None or first + hi + (within or tiles * tile_bytes) > cap * page:
