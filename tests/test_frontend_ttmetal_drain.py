@@ -275,8 +275,17 @@ def test_the_vendor_index_tile_helper_drains_its_seed_and_proves(tmp_path: Path,
 def test_the_vendor_index_tile_helper_without_a_drain_is_refuted(tmp_path: Path, ttnn_cpp: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """Its ``uint32_t`` form (Quasar's Int32 index tile) stores all 1024 words and pushes with no blocking load:
-    undrained on a Wormhole target, ``async-read-publish`` at the helper's push."""
+    undrained on a Wormhole target, ``async-read-publish`` at the helper's push. Its 4096 B need an Int32 page: into
+    a 2048-B bf16 page the second half of the stores lands past it (refused at the store)."""
     path = _index_tile_host(tmp_path, ttnn_cpp, "    dataflow_kernel_lib::generate_index_tile<uint32_t>(1, 0);")
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page"):
+        import_host(path)
+    host = json.loads(path.read_text())
+    for t in host["tensors"]:
+        t["dtype"] = "int32"
+    for b in host["buffers"]:
+        b["entry_size"], b["data_format"] = 4096, "int32"
+    path.write_text(json.dumps(host))
     assert _fills(path) == [FillTiles(1, 1, "stores", False)]
     _refuted(path, capsys, "async-read-publish")
 

@@ -130,6 +130,20 @@ def test_zeros_not_landed_are_refused(tmp_path: Path, change: dict[str, str | No
     _refused(_host(tmp_path, tuple(body)), construct, _line(tuple(body), at))
 
 
+@pytest.mark.parametrize("read", [
+    # the report's zeros_big: one read of the whole 2048-B page from MEM_ZEROS_BASE
+    "noc_async_read(get_noc_addr(MEM_ZEROS_BASE), get_write_ptr(0), 2048);",
+    "noc_async_read(get_noc_addr(MEM_ZEROS_BASE), get_write_ptr(0), MEM_ZEROS_SIZE + 4);",
+])
+def test_a_read_past_the_zeros_region_is_refused(tmp_path: Path, read: str) -> None:
+    """Only ``MEM_ZEROS_SIZE`` (512) bytes at ``MEM_ZEROS_BASE`` are zeros; the next are ``MEM_LLK_DEBUG_BASE``'s and
+    then the firmware's (ttnn 0.81.1 tt_metal/hw/inc/internal/tt-1xx/wormhole/dev_mem_map.h:80, 94, 96, 98): a
+    longer read lands them, not zeros."""
+    body = ("    for (uint32_t i = 0; i < 8; ++i) {", "        cb_reserve_back(0, 1);", f"        {read}",
+            "        noc_async_read_barrier();", "        cb_push_back(0, 1);", "    }")
+    _refused(_host(tmp_path, body), "NoC read past the zeros region", _line(body, "MEM_ZEROS_BASE"))
+
+
 def test_a_copy_of_landed_tensor_bytes_is_a_read_of_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The copy of bytes [64, 192) of c_1's page, which tile i of ``src`` landed, into c_0: a ReadTiles of bytes
     [64, 192) of tile i of ``src`` into c_0; the program (the writer also draining c_1) is read fully."""

@@ -235,3 +235,147 @@ def test_an_int32_word_may_be_stated_signed(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match="not a uint32 word") as e:
         import_host(_host(tmp_path, pos={"dtype": "uint32", "values": [-1]}))
     assert "tensors[2].values" in str(e.value)
+
+
+# ------------------------------------------------------------------ which ring slot holds the stated word
+
+_RING_HEAD = ("#include <stdint.h>", '#include "api/dataflow/dataflow_api.h"', "void kernel_main() {")
+#: the reader's accessors over ``idx`` (4096-B int32 pages) and ``a`` (lines 4-8)
+_RING_ARGS = ("    uint32_t idx_addr = get_arg_val<uint32_t>(0);",
+              "    uint32_t a_addr = get_arg_val<uint32_t>(1);",
+              "    const InterleavedAddrGenFast<true> si = {.bank_base_address = idx_addr, .page_size = 4096, "
+              ".data_format = DataFormat::Int32};",
+              "    const InterleavedAddrGenFast<true> sa = {.bank_base_address = a_addr, .page_size = 2048, "
+              ".data_format = DataFormat::Float16_b};")
+#: the three pages of ``a`` the reader pushes into c_0
+_RING_A = ("    for (uint32_t i = 0; i < 3; ++i) {", "        cb_reserve_back(0, 1);",
+           "        noc_async_read_tile(i, sa, get_write_ptr(0));", "        noc_async_read_barrier();",
+           "        cb_push_back(0, 1);", "    }")
+_FILLED = ("    cb_reserve_back(1, 1);", "    noc_async_read_tile(0, si, get_write_ptr(1));",
+           "    noc_async_read_barrier();", "    cb_push_back(1, 1);")
+_UNFILLED = ("    cb_reserve_back(1, 1);", "    cb_push_back(1, 1);")
+#: the writer: ``front`` brings c_1's page to its front, the load of line 7 decides how many pages of c_0 it writes
+_RING_WRITER_TAIL = ("    volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_read_ptr(1));",
+                     "    uint32_t n = p[0];",
+                     "    for (uint32_t i = 0; i < n; ++i) {", "        cb_wait_front(0, 1);",
+                     "        noc_async_write_tile(i, so, get_read_ptr(0));", "        noc_async_write_barrier();",
+                     "        cb_pop_front(0, 1);", "    }", "    cb_pop_front(1, 1);")
+_SECOND_FRONT = ("    cb_wait_front(1, 1);", "    cb_pop_front(1, 1);", "    cb_wait_front(1, 1);")
+
+
+def _ring_host(tmp_path: Path, reader: tuple[str, ...], front: tuple[str, ...] = _SECOND_FRONT,
+               entries: int = 2, compute: tuple[str, ...] | None = None) -> Path:
+    """Core (0,0): ``reader`` (after ``_RING_ARGS``) fills c_1 (``entries`` pages of 4096 B) from ``idx`` (stated
+    word 0: 3) and c_0 from ``a``; the writer runs ``front`` and loads c_1's word 0 at line 7 (or, with ``compute``,
+    a compute kernel of that body loads it and nothing writes ``out``)."""
+    (tmp_path / "reader.cpp").write_text("\n".join([*_RING_HEAD, *_RING_ARGS, *reader, "}"]))
+    writer = ("    uint32_t out_addr = get_arg_val<uint32_t>(0);",
+              "    const InterleavedAddrGenFast<true> so = {.bank_base_address = out_addr, .page_size = 2048, "
+              ".data_format = DataFormat::Float16_b};", *front, *_RING_WRITER_TAIL)
+    (tmp_path / "writer.cpp").write_text("\n".join([*_RING_HEAD, *writer, "}"]))
+    kernels = [{"name": "reader", "source": "reader.cpp", "processor": "reader", "noc": 0,
+                "runtime_args": ["idx_addr", "a_addr"]}]
+    args: dict[str, Any] = {"reader": {"idx_addr": {"tensor": "idx"}, "a_addr": {"tensor": "a"}}}
+    if compute is None:
+        kernels.append({"name": "writer", "source": "writer.cpp", "processor": "writer", "noc": 1,
+                        "runtime_args": ["out_addr"]})
+        args["writer"] = {"out_addr": {"tensor": "out"}}
+    else:
+        (tmp_path / "compute.cpp").write_text("\n".join(["#include <cstdint>", '#include "api/compute/cb_api.h"',
+                                                         '#include "api/compute/common.h"', "void kernel_main() {",
+                                                         *compute, "}"]))
+        kernels.append({"name": "compute", "source": "compute.cpp", "processor": "compute"})
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "ring", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "idx", "shape": [32, 32], "dtype": "int32", "role": "input", "values": [3]},
+                        {"name": "a", "shape": [32, 128], "dtype": "bf16", "role": "input"},
+                        {"name": "out", "shape": [32, 96], "dtype": "bf16", "role": "output"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 2, "data_format": "Float16_b"},
+                        {"name": "c_1", "index": 1, "entry_size": 4096, "entries": entries, "data_format": "Int32"}],
+            "kernels": kernels,
+            "work_units": [{"cores": "0,0", "kernels": [k["name"] for k in kernels], "runtime_args": args}]}
+    path = tmp_path / "host.yaml"
+    path.write_text(json.dumps(host))
+    return path
+
+
+def _loop_counts(path: Path) -> list[Any]:
+    return sorted(op.count for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, Loop))
+
+
+def test_a_stated_word_in_every_slot_of_the_ring_is_read(tmp_path: Path) -> None:
+    """Both slots of the 2-page ring are filled by reads of idx's page 0: the second front holds the word too; so
+    does a 1-page ring filled the same way each time."""
+    assert _loop_counts(_ring_host(tmp_path, (*_FILLED, *_FILLED, *_RING_A))) == [3, 3]
+    assert _loop_counts(_ring_host(tmp_path, (*_FILLED, *_FILLED, *_RING_A), entries=1)) == [3, 3]
+    assert _loop_counts(_ring_host(tmp_path, (*_FILLED, *_RING_A), front=("    cb_wait_front(1, 1);",))) == [3, 3]
+
+
+#: a page of c_1 nothing was read into is pushed: ``cb_push_back`` moves the counters only (ttnn 0.81.1
+#: tt_metal/hw/inc/api/dataflow/dataflow_api.h:208-215), so the slot holds whatever L1 held there
+UNFILLED_SLOTS = {
+    # the report's st_unfilled: slot 0 read, slot 1 pushed unfilled, the writer loads at its second front
+    "second_slot": ((*_FILLED, *_UNFILLED, *_RING_A), _SECOND_FRONT, None),
+    # st_2nd_w: one read into a 2-page reservation, both pages pushed
+    "two_page_push": (("    cb_reserve_back(1, 2);", "    noc_async_read_tile(0, si, get_write_ptr(1));",
+                       "    noc_async_read_barrier();", "    cb_push_back(1, 2);", *_RING_A),
+                      ("    cb_wait_front(1, 2);", "    cb_pop_front(1, 1);", "    cb_wait_front(1, 1);"), None),
+    # the same unfilled page at the front of a 1-page ring
+    "one_entry": ((*_FILLED, *_UNFILLED, *_RING_A), _SECOND_FRONT, None),
+    # st_rtv: compute's read_tile_value at the second front
+    "read_tile_value": ((*_FILLED, *_UNFILLED, *_RING_A), _SECOND_FRONT,
+                        ("    cb_wait_front(tt::CBIndex::c_1, 1);", "    cb_pop_front(tt::CBIndex::c_1, 1);",
+                         "    cb_wait_front(tt::CBIndex::c_1, 1);",
+                         "    uint32_t n = read_tile_value(tt::CBIndex::c_1, 0, 0);",
+                         "    for (uint32_t i = 0; i < n; ++i) {", "        cb_wait_front(tt::CBIndex::c_0, 1);",
+                         "        cb_pop_front(tt::CBIndex::c_0, 1);", "    }",
+                         "    cb_pop_front(tt::CBIndex::c_1, 1);")),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNFILLED_SLOTS))
+def test_a_load_from_a_slot_nothing_was_read_into_is_refused(tmp_path: Path, form: str) -> None:
+    reader, front, compute = UNFILLED_SLOTS[form]
+    path = _ring_host(tmp_path, reader, front, entries=1 if form == "one_entry" else 2, compute=compute)
+    with pytest.raises(Refused, match="stated tensor data does not decide") as e:
+        import_host(path)
+    assert "no read" in str(e.value), e.value
+    assert e.value.loc.file == ("compute.cpp" if compute else "writer.cpp")
+
+
+def test_a_load_through_the_fillers_earlier_write_pointer_of_an_unfilled_slot_is_refused(tmp_path: Path) -> None:
+    """The report's st_wptr: the reader keeps slot 0's write pointer, pushes slot 0 unfilled, reads idx's page 0
+    into slot 1, pushes it and loads through the kept pointer: no read landed at it."""
+    reader = ("    cb_reserve_back(1, 1);", "    uint32_t wp0 = get_write_ptr(1);", "    cb_push_back(1, 1);",
+              *_FILLED,
+              "    volatile tt_l1_ptr uint32_t* q = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(wp0);",
+              "    uint32_t m = q[0];",
+              "    for (uint32_t i = 0; i < m; ++i) {", "        cb_reserve_back(0, 1);",
+              "        noc_async_read_tile(i, sa, get_write_ptr(0));", "        noc_async_read_barrier();",
+              "        cb_push_back(0, 1);", "    }")
+    with pytest.raises(Refused, match="stated tensor data does not decide") as e:
+        import_host(_ring_host(tmp_path, reader, front=("    cb_wait_front(1, 1);",)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 16), e.value
+
+
+#: loads the stated data does not decide, and the condition the refusal names
+UNDECIDED = {
+    # word 1 of a tensor whose host states word 0 only
+    "word_past": (tuple(line.replace("p[0]", "p[1]").replace("wr, 4)", "wr, 8)") for line in READER),
+                  (*WRITER[:2], "    uint32_t n = 2;", *WRITER[4:]), "past its 1 stated word"),
+    # the writer pops the page between taking its read pointer and loading through it
+    "popped": (READER, (*WRITER[:3], "    cb_pop_front(1, 1);", *WRITER[3:-1]), "the page was popped"),
+    # the writer loads with no wait
+    "no_wait": (READER, (WRITER[0], *WRITER[2:-1]), "no cb_wait_front of c_1"),
+    # the reader's write pointer taken again after its push: the next page
+    "next_page": ((*READER[:6], "    wr = get_write_ptr(1);", *READER[6:]), WRITER, "not pushed yet"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNDECIDED))
+def test_a_load_the_stated_data_does_not_decide_says_which_condition_failed(tmp_path: Path, form: str) -> None:
+    """docs/ttmetal.md's message, with the condition that failed, where the load decides control flow."""
+    reader, writer, why = UNDECIDED[form]
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(_host(tmp_path, reader, writer))
+    assert "the stated tensor data does not decide" in str(e.value), e.value
+    assert why in str(e.value), e.value

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, tilize
+from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, signatures, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import TYPE_SIZES
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
@@ -1376,8 +1376,10 @@ def _read_tile_value(r: KernelReader, vals: list[Any], nodes: list[Any], targs: 
         r.refuse("read_tile_value of a page not waited for", n, f"{r.text(n)}: no wait of c_{cb} since its last pop")
     if isinstance(word, V.Sym) and word.is_const and 0 <= 4 * word.const <= page.entry_size // page.page_tiles - 4:
         got = r.stated_load(r.pointer(cb, True, n, V.const(4 * word.const)).retyped(4), n)
-        if got is not None:
+        if isinstance(got, V.Sym):
             return got
+        if got is not None:
+            return V.Opaque(f"a value loaded from L1 the stated tensor data does not decide: {r.text(n)}: {got}")
     return V.Opaque(f"a value read from a tile of c_{cb}: {r.text(n)}")
 
 
@@ -1465,6 +1467,10 @@ FUNCTIONS.update(tilize.FUNCTIONS)
 def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs: list[Any] | None = None) -> Any:
     """``obj.name(args)`` for the object API's receivers: DataflowBuffer / CircularBuffer, Noc, Semaphore and a
     tensor accessor."""
+    receiver = "DataflowBuffer" if isinstance(obj, V.Cb) else "Noc" if isinstance(obj, V.NocObj) else \
+        "Semaphore" if isinstance(obj, V.SemAddr) else None
+    if receiver is not None:
+        signatures.check(r, name, nodes, n, receiver)
     vals = [r.expr(a) for a in nodes]
     if isinstance(obj, V.Table) and name == "size" and not vals:
         return V.const(obj.size)  # a constant array's (std::array's) element count

@@ -65,7 +65,8 @@ def assemble(host: HostSpec) -> Program:
         programs[i] = read(u, kname, site)
     read_programs = [ep for ep in programs if ep is not None]
     stated.check(shared.claims, read_programs,
-                 {(site, b.index): b.entry_size // b.page_tiles for site in host.all_cores() for b in host.buffers})
+                 {(site, b.index): b.entry_size // b.page_tiles for site in host.all_cores() for b in host.buffers},
+                 {(site, b.index): b.page_tiles for site in host.all_cores() for b in host.buffers})
     target = host.target
     buffers: list[Buffer] = []
     memory: list[BufferAt] = []

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects, stated
+from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects, signatures, stated
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import (
     CONSTANT_NAMESPACES,
@@ -121,7 +121,7 @@ NOC_ALIGNMENT = {"L1_ALIGNMENT": {"wormhole_b0": 16, "blackhole": 16},
                  "NOC_DRAM_WRITE_ALIGNMENT_BYTES": {"wormhole_b0": 16, "blackhole": 16}}
 
 #: The bytes of the hardware zeros region, by target name (``MEM_ZEROS_SIZE``: tt_metal/hw/inc/internal/tt-1xx/wormhole/
-#: dev_mem_map.h:80, blackhole/dev_mem_map.h:88, ttnn 0.71.2): kernels zero a page by NoC reads of it
+#: dev_mem_map.h:80, blackhole/dev_mem_map.h:88, ttnn 0.71.2 and 0.81.1): kernels zero a page by NoC reads of it
 #: (``zero_tile``, ttnn/kernel_lib/l1_helpers.hpp:47-65 of 0.71.2 and 0.72.0)
 MEM_ZEROS_SIZE = {"wormhole_b0": 512, "blackhole": 512}
 
@@ -918,8 +918,15 @@ class KernelReader:
             lo, hi = self.bounds(delta)
             return lo is not None and hi is not None and 0 <= lo and hi < within
 
+        def starts(base: V.Sym) -> str:
+            """Where the model lets the access start: ``base``, or with ``within`` the range of starts from it."""
+            if not within:
+                return f"at {_bytes(base)}"
+            last = base + V.const(within - 1)
+            assert isinstance(last, V.Sym)
+            return f"at a start in [{_bytes(base)}, {_bytes(last)}]"
+
         def wrong(base: V.Sym) -> NoReturn:
-            span = f"the {within} B from " if within else ""
             # why the model's place is not the pointer: the tiles this engine already moved past it, which the
             # kernel's address leaves out (a forgotten advance, or transfers longer than the pages pushed / popped)
             earlier = (f", after the {_bytes(base)} ({_tiles(done)}) this engine's "
@@ -929,7 +936,7 @@ class KernelReader:
             over = (f"; this transfer alone is {tiles} tiles ({tiles * tile_bytes} B), more than a {page} B page of "
                     f"{b.name}" if tiles > pt else "")
             self.refuse(construct, node, f"{self.text(node)}: the address is {_bytes(off)} past {where}, but the "
-                        f"model's transfer is at {span}{_bytes(base)} past it{earlier} ({tile_bytes} B a tile){over}")
+                        f"model's transfer is {starts(base)} past it{earlier} ({tile_bytes} B a tile){over}")
 
         if ptr.front == front:
             coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
@@ -948,10 +955,9 @@ class KernelReader:
             moved_bytes = d.scaled(page) + done.scaled(tile_bytes)
             assert isinstance(moved_bytes, V.Sym)
             if not at(moved_bytes):
-                span = f"the {within} B from " if within else ""
                 self.refuse(f"L1 pointer taken before a {moves} used after it", node,
                             f"{self.text(node)}: {_bytes(off)} past {where}, but the {moves}es since moved the "
-                            f"{ends} pointer and the model's transfer is at {span}{_bytes(moved_bytes)} past it")
+                            f"{ends} pointer and the model's transfer is {starts(moved_bytes)} past it")
             _, hi = self.bounds(off)
             first = _max_residue(origin, cap) * page
             if hi is None or first + hi + (within or tiles * tile_bytes) > cap * page:
@@ -1163,9 +1169,18 @@ class KernelReader:
         read, then ``noc.async_read_barrier()`` (ttnn/kernel_lib/l1_helpers.hpp:47-65, ttnn 0.71.2). Part of the
         constant page, as ``Noc.async_write_zeros`` is (``local_fill``): its bytes are undefined until the engine's
         next read barrier, so a store into the page or its push before that barrier is refused by name. Refused by
-        name too: a read outside the page being built."""
+        name too: a read outside the page being built, and a read of more than the region's ``MEM_ZEROS_SIZE`` bytes
+        (what follows them is the LLK debug area and firmware, not zeros)."""
         if dst.front:
             self.refuse("zeros-region read into a buffer's front pages", node, self.text(node))
+        zeros = MEM_ZEROS_SIZE.get(self.host.target.name)
+        if zeros is None or size > zeros:
+            # MEM_LLK_DEBUG_BASE is MEM_ZEROS_BASE + MEM_ZEROS_SIZE (ttnn 0.81.1 tt_metal/hw/inc/internal/tt-1xx/
+            # wormhole/dev_mem_map.h:80, 94, 96; blackhole/dev_mem_map.h:88, 115, 117)
+            self.refuse("NoC read past the zeros region", node,
+                        f"{self.text(node)}: {size} B from MEM_ZEROS_BASE, but only MEM_ZEROS_SIZE = "
+                        + (f"{zeros} B are zeros on {self.host.target.name} (dev_mem_map.h)" if zeros is not None else
+                           f"an unknown size on {self.host.target.name}"))
         page = self.cb_index[dst.cb].entry_size
         self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
                       within=page)
@@ -3200,6 +3215,14 @@ class KernelReader:
                         isinstance(self.lookup(base.text.decode()), V.LocalArray):
                     # ``&a[i]``: the array's address leaves the reading, as ``a`` alone does
                     return self.expr(base)
+                idx = held.child_by_field_name("indices") or held.child_by_field_name("index")
+                if base is not None and base.type == "identifier" and idx is not None and idx.named_child_count == 1:
+                    ptr = self.expr(base)
+                    if isinstance(ptr, V.L1Ptr):
+                        # ``&p[i]`` of a pointer into a buffer's pages is ``p + i``, an address (no load of the
+                        # element): ``load_blocking(&p[0])`` is ``load_blocking(p)``
+                        i = self.expr(idx.named_children[0])
+                        return ptr.plus(i if isinstance(i, (V.Sym, V.Opaque)) else V.Opaque(f"its index {self.text(idx)}"))
             inner = self.expr(arg)
             if isinstance(inner, V.Optional) and n.children[0].type == "*":
                 if inner.value is None:
@@ -3612,7 +3635,10 @@ class KernelReader:
             if ptr.cb in self.scratch_cbs:
                 self.scratch_load(at, n)
             word = self.stated_load(at, n)
-            return word if word is not None else V.Loaded(f"a value loaded from L1: {self.text(n)}", at)
+            if isinstance(word, V.Sym):
+                return word
+            return V.Loaded(f"a value loaded from L1: {self.text(n)}" if word is None else
+                            f"a value loaded from L1 the stated tensor data does not decide: {self.text(n)}: {word}", at)
         if name in ("my_x", "my_y") and self.lookup(name) is None:
             # this core's NoC coordinates (firmware globals indexed by the NoC,
             # internal/dataflow/noc_address_backend_xy.h:28), read as the logical ones every coordinate here is
@@ -3621,40 +3647,53 @@ class KernelReader:
         self.index_effects(idx)
         return V.Opaque(f"a value read from memory: {self.text(n)}")
 
-    def stated_load(self, at: V.L1Ptr, n: Any) -> V.Sym | None:
-        """A 32-bit load at ``at`` read as the tensor word the host states there (frontends/ttmetal/stated.py), or
-        None when it is not one: no tensor with stated data, an address not followed or not a word of the pointer's
-        page, a page not published to this engine, or bytes no read of stated data lands. Published: a read
-        pointer taken at the pops so far, the engine having waited for the buffer since its last pop; or a write
-        pointer taken before a push of this engine since (the page it points at was pushed: its reads landed,
-        ``async-read-publish``). Raises ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core
-        (``assemble`` reads the kernel again after the others); the claim is checked against the whole program."""
+    def stated_load(self, at: V.L1Ptr, n: Any) -> V.Sym | str | None:
+        """A 32-bit load at ``at`` read as the tensor word the host states there (frontends/ttmetal/stated.py); where
+        it is not one, None when the host states no tensor data at all, else why the stated data does not decide it
+        (for the refusal): an address not followed or not a word of the pointer's page, a page not published to
+        this engine, or bytes no read of stated data lands. Published: a read pointer taken at the pops so far, the
+        engine having waited for the buffer since its last pop; or a write pointer taken before a push of this
+        engine since (the page it points at was pushed: its reads landed, ``async-read-publish``). Raises
+        ``LandingNotRead`` when no kernel read so far lands bytes in the buffer on this core (``assemble`` reads the
+        kernel again after the others); the claim is checked against the whole program."""
         # the words as the L1 holds them: an int32 tensor's -1 is 0xFFFFFFFF (the schema's signed form)
         stated_data = {t["name"]: tuple(v % (1 << 32) for v in t["values"]) for t in self.host.tensors if "values" in t}
-        if not stated_data or self.survey or at.elem != stated.WORD or not isinstance(at.offset, V.Sym) or \
-                not at.offset.is_const:
+        if not stated_data or self.survey:
             return None
+        if at.elem != stated.WORD:
+            return f"a load of {at.elem} B, not a 32-bit word" if at.elem else "a load of a size not known"
+        if not isinstance(at.offset, V.Sym) or not at.offset.is_const:
+            return "its byte offset into the page is not a number"
         b = at.offset.const
         page = self.cb_index[at.cb]
         tile_bytes = page.entry_size // page.page_tiles
-        if not 0 <= b <= tile_bytes - stated.WORD or not isinstance(at.origin, V.Sym):
-            return None
+        if not 0 <= b <= tile_bytes - stated.WORD:
+            return f"byte {b} is not a word of the page's first tile ({tile_bytes} B)"
+        if not isinstance(at.origin, V.Sym):
+            return "which page the pointer points at is not followed"
         moved = self.ctr("popped" if at.front else "pushed", at.cb) + (-at.origin)
         if not (isinstance(moved, V.Sym) and moved.is_const):
-            return None
-        if (at.front and (moved.const != 0 or at.cb not in self.front_waited)) or (not at.front and moved.const < 1):
-            return None
+            return "which page the pointer points at is not followed"
+        if at.front and moved.const != 0:
+            return f"the page was popped (c_{at.cb}'s read pointer moved since it was taken)"
+        if at.front and at.cb not in self.front_waited:
+            return f"no cb_wait_front of c_{at.cb} since this engine's last pop"
+        if not at.front and moved.const < 1:
+            return f"the page at c_{at.cb}'s write pointer is not pushed yet (its reads may not have landed)"
         reads = self.shared.landings.get((self.site, at.cb))
         if not reads:
             raise stated.LandingNotRead("a value loaded from L1 before its buffer's filler is read", self.loc(n),
                                         f"{self.text(n)}: no kernel read so far lands bytes in c_{at.cb} here")
+        why = f"no read into c_{at.cb} lands a stated word at byte {b} (of another tensor, page or offset)"
         for op in reads:
             words = stated_data.get(op.tensor)
             w = stated.fills_word(op, op.tensor, b, tile_bytes) if words is not None else None
             if words is not None and w is not None and w < len(words):
                 self.shared.claims.append(stated.Claim(self.site, at.cb, b, op.tensor, w, self.loc(n)))
                 return V.const(words[w])
-        return None
+            if words is not None and w is not None:
+                why = f"the read lands word {w} of {op.tensor}, past its {len(words)} stated word(s)"
+        return why
 
     def index_effects(self, idx: Any) -> None:
         """An index whose element the reading does not follow, read for its calls, stores and increments
@@ -4148,16 +4187,16 @@ class KernelReader:
                             f"{self.text(n)}: an address past a semaphore: {self.text(lhs)}")
             if isinstance(base, V.L1Ptr):
                 idx = lhs.child_by_field_name("indices") or lhs.child_by_field_name("index")
-                at = None
+                i: Any = None
                 if idx is not None and idx.named_child_count == 1:
                     try:
                         i = self.expr(idx.named_children[0])
                     except Refused:  # an index the reading cannot evaluate: the store's word is not followed
                         if _issues(idx):
                             raise  # its calls or stores would be dropped with it
-                        i = None
-                    at = base.plus(i) if isinstance(i, (V.Sym, V.Opaque)) else None
-                self.store_into(base, n, rhs, at)
+                # the store's bytes are at the base plus the index, never the base's alone (p[512] is past the page)
+                self.store_into(base, n, rhs, base.plus(i if isinstance(i, (V.Sym, V.Opaque)) else
+                                                        V.Opaque(f"its index {self.text(idx)}")))
             else:
                 self.index_effects(lhs.child_by_field_name("indices") or lhs.child_by_field_name("index"))
                 self.unnamed_store(base, n, lhs.child_by_field_name("argument"))
@@ -4270,14 +4309,16 @@ class KernelReader:
             self.refuse("plain store of loads from several buffer addresses", node, self.text(node))
         return found[0] if found else None
 
-    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any = None, at: V.L1Ptr | None = None) -> None:
-        """A plain store through a pointer ``ptr`` into buffer pages, at address ``at`` (``ptr`` plus the index;
-        None where the reading does not follow it): into the reserved back, a constant page being built
-        (``local_fill``), or a copy of another buffer's waited front when the stored value is a load from it
-        (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast ``inbound_kernel.cpp:9-15``); into
-        the waited front, an in-place change of pages another engine may read (refused)."""
+    def store_into(self, ptr: V.L1Ptr, n: Any, value: Any, at: V.L1Ptr) -> None:
+        """A plain store through a pointer ``ptr`` into buffer pages, at address ``at`` (``ptr`` plus the index, its
+        offset ``Opaque`` where the reading does not follow it; ``at.elem`` bytes wide): into the reserved back, a
+        constant page being built (``local_fill``), or a copy of another buffer's waited front when the stored value
+        is a load from it (``dst[i] = src[i]``: ``CopyTiles``, tt-metal's contributed multicast
+        ``inbound_kernel.cpp:9-15``); into the waited front, an in-place change of pages another engine may read
+        (refused). Every byte the store writes must lie in the page being built, at every loop index
+        (``store_extent_check``)."""
         if ptr.cb in self.scratch_cbs:
-            self.scratch_store(ptr if at is None else at, n)
+            self.scratch_store(at, n)
             return
         if ptr.front:
             self.refuse("plain store into a buffer page", n, f"{self.text(n)}: into the waited front")
@@ -4310,13 +4351,24 @@ class KernelReader:
             if self.kernel.engine == Engine.COMPUTE:
                 self.refuse("plain store into a buffer page", n, "by a compute kernel")
             # the loads read the next page of the source's front past what this engine read since its pop
-            self.l1_check(src, True, True, 0, "copy load not from the buffer's next unread page", n,
-                          within=self.cb_index[src.cb].entry_size)
+            self.store_extent_check(src, "copy load not from the buffer's next unread page", n)
             copy = src.cb
         self.local_fill(ptr.cb, n, copy=copy, at=at)
         # the stores build the page the FillTiles at the push fills: the next unfilled one
-        self.l1_check(ptr, False, True, 0, "plain store not into the buffer's next unfilled page", n,
-                      within=self.cb_index[ptr.cb].entry_size)
+        self.store_extent_check(at, "plain store not into the buffer's next unfilled page", n)
+
+    def store_extent_check(self, at: V.L1Ptr, construct: str, n: Any) -> None:
+        """Refuses, as ``construct``, a plain access at ``at`` whose bytes ``[off, off + at.elem)`` are not all inside
+        the one page the stores build (a store: the next unfilled page of the back; a copy's load: the next unread page
+        of the front), for every loop index and trip value (``l1_check``). ``get_write_ptr`` is valid for the pages
+        the ``cb_reserve_back`` before it requested only (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
+        dataflow_api.h:309-313``): a store past them lands in a page of the ring another engine may hold, or past the
+        ring. The element's size must be known (a pointer to a type of unknown size: refused)."""
+        page = self.cb_index[at.cb].entry_size
+        if at.elem is None or at.elem > page:
+            self.refuse(construct, n, f"{self.text(n)}: an element of "
+                        + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
+        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1)
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -4605,6 +4657,7 @@ class KernelReader:
             return self.inline(f, arg_nodes, targs, n)
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
+            signatures.check(self, bare, arg_nodes, n)
             return handler(self, [self.expr(a) for a in arg_nodes], arg_nodes, targs, n)
         if bare in UNPACKING:
             return self.unpacking(bare, arg_nodes, n)
@@ -4859,6 +4912,7 @@ class KernelReader:
             return self.inline(f, nodes, targs, n, vals=vals)
         handler = api.FUNCTIONS.get(bare)
         if handler is not None:
+            signatures.check(self, bare, vals, n)
             return handler(self, vals, nodes, targs, n)
         self.refuse("pack expansion in a call not read", n, f"call to {bare}")
 

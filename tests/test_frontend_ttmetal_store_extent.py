@@ -1,0 +1,176 @@
+"""Plain stores into a page being built are held to the reserved page, byte for byte: a store of a ``w``-byte element
+at byte offset ``off`` past the page's start must have ``[off, off + w)`` inside ``[0, page_size)`` for every loop
+index, whichever way the kernel spells the address (a subscript ``p[k]``, ``*(p + k)``, a pointer advanced in a loop,
+a wider or narrower element type, the store side of a copy). ``get_write_ptr`` is valid only for the pages requested by
+the ``cb_reserve_back`` before it (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/dataflow_api.h:309-313``); a store
+past them lands in the ring's other slots (a page another engine may be reading) or past the ring. Until 2026-12-07
+only the pointer of a subscript was checked, so an off-by-one fill loop ``i <= 512`` was read as a fill of the page
+and proved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
+
+from tests.test_frontend_ttmetal_l1addr import _proved
+from verispatial.frontends.ttmetal import Refused, import_host
+
+_HEAD = ("#include <stdint.h>", '#include "api/dataflow/dataflow_api.h"', "void kernel_main() {")
+
+#: the writer of c_0's four pages (lines 4-11)
+_WRITER = ("    uint32_t out_addr = get_arg_val<uint32_t>(0);",
+           "    const InterleavedAddrGenFast<true> so = {.bank_base_address = out_addr, .page_size = 2048, "
+           ".data_format = DataFormat::Float16_b};",
+           "    for (uint32_t t = 0; t < 4; ++t) {",
+           "        cb_wait_front(0, 1);",
+           "        noc_async_write_tile(t, so, get_read_ptr(0));",
+           "        noc_async_write_barrier();",
+           "        cb_pop_front(0, 1);",
+           "    }")
+
+
+def _reader(*fill: str) -> tuple[str, ...]:
+    """Four 2048-B pages of c_0 built by ``fill`` (from line 7), ``p`` the write pointer as ``uint32_t*``."""
+    return ("    for (uint32_t t = 0; t < 4; ++t) {",
+            "        cb_reserve_back(0, 1);",
+            "        volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));",
+            *fill,
+            "        cb_push_back(0, 1);",
+            "    }")
+
+
+def _host(tmp_path: Path, reader: tuple[str, ...], writer: tuple[str, ...] = _WRITER) -> Path:
+    """Core (0,0): ``reader`` builds c_0 (2 entries of 2048 B), ``writer`` writes it to ``out``; ``a`` is an input
+    the reader may read into c_1 (2 entries)."""
+    (tmp_path / "reader.cpp").write_text("\n".join([*_HEAD, *reader, "}"]))
+    (tmp_path / "writer.cpp").write_text("\n".join([*_HEAD, *writer, "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "store_extent", "kernel_root": str(tmp_path),
+            "tensors": [{"name": "a", "shape": [32, 128], "dtype": "bf16", "role": "input"},
+                        {"name": "out", "shape": [32, 128], "dtype": "bf16", "role": "output"}],
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 2, "data_format": "Float16_b"},
+                        {"name": "c_1", "index": 1, "entry_size": 2048, "entries": 2, "data_format": "Float16_b"}],
+            "kernels": [{"name": "reader", "source": "reader.cpp", "processor": "reader", "noc": 0,
+                         "runtime_args": ["a_addr"]},
+                        {"name": "writer", "source": "writer.cpp", "processor": "writer", "noc": 1,
+                         "runtime_args": ["out_addr"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["reader", "writer"],
+                            "runtime_args": {"reader": {"a_addr": {"tensor": "a"}},
+                                             "writer": {"out_addr": {"tensor": "out"}}}}]}
+    path = tmp_path / "host.yaml"  # JSON is YAML; certify tells a host description by its suffix
+    path.write_text(json.dumps(host))
+    return path
+
+
+GOOD_FILLS = {
+    # every word of the page, the loop's last store drained
+    "loop": ("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+             "        ckernel::load_blocking(p + 511);"),
+    # the page's last word exactly
+    "last_word": ("        p[511] = t;", "        ckernel::load_blocking(p + 511);"),
+    # the last word through pointer arithmetic, and a pointer advanced a word per store
+    "ptr_arith": ("        *(p + 511) = t;", "        ckernel::load_blocking(p + 511);"),
+    "advanced": ("        volatile tt_l1_ptr uint32_t* q = p;",
+                 "        for (uint32_t i = 0; i < 512; ++i) { *q = t; q++; }",
+                 "        ckernel::load_blocking(p + 511);"),
+    # the drain's address as &p[k]: the same word as p + k (the report's load_amp)
+    "address_of": ("        p[0] = t;", "        ckernel::load_blocking(&p[0]);"),
+    "address_of_last": ("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+                        "        ckernel::load_blocking(&p[511]);"),
+    # narrower and wider elements reaching the page's last byte (the drain loads the last store's word)
+    "bytes": ("        volatile tt_l1_ptr uint8_t* b = reinterpret_cast<volatile tt_l1_ptr uint8_t*>(p);",
+              "        b[2047] = 1;", "        p[0] = t;", "        ckernel::load_blocking(p);"),
+    "doubles": ("        volatile tt_l1_ptr uint64_t* d = reinterpret_cast<volatile tt_l1_ptr uint64_t*>(p);",
+                "        d[255] = 1;", "        p[0] = t;", "        ckernel::load_blocking(p);"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(GOOD_FILLS))
+def test_stores_inside_the_reserved_page_are_proved(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    form: str) -> None:
+    _proved(_host(tmp_path, _reader(*GOOD_FILLS[form])), capsys)
+
+
+#: stores reaching past the reserved page; the line of the store refused
+BAD_FILLS = {
+    # the report's inputs: an off-by-one fill loop, one word past, one word before, a whole page too many
+    "off_by_one": (("        for (uint32_t i = 0; i <= 512; ++i) { p[i] = t; }",
+                    "        ckernel::load_blocking(p + 512);"), 7),
+    "one_past": (("        p[0] = t;", "        p[512] = t;", "        ckernel::load_blocking(p + 512);"), 8),
+    "before": (("        p[0] = t;", "        p[-1] = t;", "        ckernel::load_blocking(p - 1);"), 8),
+    "page_too_many": (("        for (uint32_t i = 0; i < 1024; ++i) { p[i] = t; }",
+                       "        ckernel::load_blocking(p + 1023);"), 7),
+    # the same through the other spellings of the address
+    "ptr_arith": (("        p[0] = t;", "        *(p + 512) = t;", "        ckernel::load_blocking(p + 512);"), 8),
+    "advanced": (("        volatile tt_l1_ptr uint32_t* q = p;",
+                  "        for (uint32_t i = 0; i < 513; ++i) { *q = t; q++; }",
+                  "        ckernel::load_blocking(p + 512);"), 8),
+    "bytes": (("        volatile tt_l1_ptr uint8_t* b = reinterpret_cast<volatile tt_l1_ptr uint8_t*>(p);",
+               "        b[2048] = 1;", "        ckernel::load_blocking(p + 512);"), 8),
+    # an 8-B store starting in the page's last word: its last 4 bytes are past the page
+    "straddle": (("        volatile tt_l1_ptr uint64_t* d = reinterpret_cast<volatile tt_l1_ptr uint64_t*>(p + 511);",
+                  "        d[0] = 1;", "        ckernel::load_blocking(p + 511);"), 8),
+}
+
+
+@pytest.mark.parametrize("form", sorted(BAD_FILLS))
+def test_stores_past_the_reserved_page_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
+    fill, line = BAD_FILLS[form]
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
+        import_host(_host(tmp_path, _reader(*fill)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", line), e.value
+
+
+_COPY_READER = ("    uint32_t a_addr = get_arg_val<uint32_t>(0);",
+                "    const InterleavedAddrGenFast<true> sa = {.bank_base_address = a_addr, .page_size = 2048, "
+                ".data_format = DataFormat::Float16_b};",
+                "    for (uint32_t t = 0; t < 4; ++t) {",
+                "        cb_reserve_back(1, 1);",
+                "        noc_async_read_tile(t, sa, get_write_ptr(1));",
+                "        noc_async_read_barrier();",
+                "        cb_push_back(1, 1);",
+                "    }")
+
+
+def _copy_writer(store: str, drained: str) -> tuple[str, ...]:
+    """Copies each c_1 front page into c_0's back with ``store`` (line 11), then writes c_0's page to ``out``."""
+    return ("    uint32_t out_addr = get_arg_val<uint32_t>(0);",
+            "    const InterleavedAddrGenFast<true> so = {.bank_base_address = out_addr, .page_size = 2048, "
+            ".data_format = DataFormat::Float16_b};",
+            "    for (uint32_t t = 0; t < 4; ++t) {",
+            "        cb_wait_front(1, 1);",
+            "        cb_reserve_back(0, 1);",
+            "        volatile tt_l1_ptr uint32_t* src = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_read_ptr(1));",
+            "        volatile tt_l1_ptr uint32_t* dst = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));",
+            f"        for (uint32_t i = 0; i < 512; ++i) {{ {store} }}",
+            f"        ckernel::load_blocking(dst + {drained});",
+            "        cb_push_back(0, 1);",
+            "        cb_pop_front(1, 1);",
+            "        cb_wait_front(0, 1);",
+            "        noc_async_write_tile(t, so, get_read_ptr(0));",
+            "        noc_async_write_barrier();",
+            "        cb_pop_front(0, 1);",
+            "    }")
+
+
+def test_a_copy_inside_the_page_is_proved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _proved(_host(tmp_path, _COPY_READER, _copy_writer("dst[i] = src[i];", "511")), capsys)
+
+
+def test_a_copy_whose_stores_leave_the_page_is_refused(tmp_path: Path) -> None:
+    """The report's ``copy_over``: shifted by one word, the last store is word 512, one past c_0's page."""
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
+        import_host(_host(tmp_path, _COPY_READER, _copy_writer("dst[i + 1] = src[i];", "512")))
+    assert (e.value.loc.file, e.value.loc.line) == ("writer.cpp", 11), e.value
+
+
+def test_the_refusal_says_the_range_of_starts_the_page_allows(tmp_path: Path) -> None:
+    """A 4-B store into a 2048-B page may start at bytes 0 to 2044 past the write pointer: said as that range (it
+    read 'at the 2045 B from 0 B past it', a count of valid starts nobody could parse)."""
+    fill, _ = BAD_FILLS["off_by_one"]
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
+        import_host(_host(tmp_path, _reader(*fill)))
+    assert "the model's transfer is at a start in [0 B, 2044 B] past it" in str(e.value), e.value
