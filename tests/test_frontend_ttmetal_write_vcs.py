@@ -38,10 +38,11 @@ from test_frontend_ttmetal import one_block_without_writers  # noqa: E402
 from verispatial.certify.report import Verdict  # noqa: E402
 from verispatial.driver.run import certify  # noqa: E402
 from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
-from verispatial.ir import McastSend, McastSetValid  # noqa: E402
+from verispatial.ir import McastSend, McastSetValid, SemInc  # noqa: E402
 from verispatial.ir.program import walk  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "ttmetal"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ttmetal"
 DATA_MCAST = "noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), get_tile_size(cb), num_dests);"
 FLAG_MCAST = ("noc_semaphore_set_multicast(receiver_sem_addr, get_noc_multicast_addr(x0, y0, x1, y1, "
               "receiver_sem_addr),\n                                    num_dests);")
@@ -327,3 +328,33 @@ def test_a_multicast_call_on_a_channel_of_the_unicast_class_is_refused_at_its_li
         import_host(_host(tmp_path, "wormhole_b0", calls))
     assert e.value.loc.line == FLAG_LINE - 1
     assert f"the vc argument {said}: unicast writes use VCs 0-3" in str(e.value)
+
+
+@pytest.mark.parametrize(("vc", "refused"), [("", False), (", 2", False), (", 5", True), (", 4", True)])
+def test_an_object_api_semaphore_up_is_held_to_the_unicast_channels(tmp_path: Path, vc: str, refused: bool) -> None:
+    """Metal 2.0 ``sem.up(noc, x, y, value, vc)`` is ``up_remote``: a ``noc_semaphore_inc`` on ``vc``
+    (tt_metal/hw/inc/api/dataflow/semaphore_dm_impl.h:235-253), a unicast atomic whose ``vc`` is 0-3
+    (dataflow_api.h:834). Its fifth argument was dropped, so a channel of the multicast class read as any other
+    increment; now it is refused by name at its line, as ``noc_semaphore_inc``'s is."""
+    from verispatial.frontends.ttmetal.vendor import wheel_root
+
+    root = wheel_root(download=True)
+    if root is None:
+        pytest.skip("the pinned ttnn wheel is not at hand")
+    d = yaml.safe_load((EXAMPLES / "move_overlap" / "host.yaml").read_text())
+    src = root / "ttnn" / "ttnn" / "cpp" / d["kernels"][0]["source"]
+    text = src.read_text()
+    call = "sem.up(noc, controller_noc_x, controller_noc_y, 1);"
+    assert call in text
+    line = text[:text.index(call)].count("\n") + 1
+    (tmp_path / "move.cpp").write_text(text.replace(call, call.replace("1);", f"1{vc});")))
+    d["kernel_root"] = str(tmp_path)
+    d["kernels"][0]["source"] = "move.cpp"
+    host = tmp_path / "host.yaml"
+    host.write_text(yaml.safe_dump(d))
+    if refused:
+        with pytest.raises(Refused, match="NoC unicast write on a virtual channel not of the unicast class") as e:
+            import_host(host)
+        assert e.value.loc.line == line
+    else:
+        assert any(isinstance(op, SemInc) for ep in import_host(host).programs for op in walk(ep.ops))

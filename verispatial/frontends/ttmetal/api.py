@@ -1710,7 +1710,9 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         sem_wait(r, sem, WaitCond.EQ if name == "wait" else WaitCond.GE, vals[0], nodes[0], n)
         return None
     if name == "up":
-        if len(vals) >= 4:  # up(noc, x, y, value)
+        if len(vals) >= 4:  # up(noc, x, y, value[, vc]): up_remote's noc_semaphore_inc on ``vc``
+            # (semaphore_dm_impl.h:235-253), a unicast atomic: its channel is held to the unicast class
+            unicast_vc_arg(r, vals, nodes, 4, n)
             r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), r.int_of(vals[3], nodes[3], "increment")), n)
         else:
             # ``up(value)`` of the own word is no NoC atomic on Wormhole and Blackhole: their data-movement bindings
