@@ -410,6 +410,39 @@ def test_a_condition_on_values_in_the_word_is_folded(tmp_path: Path, cond: str, 
     assert _ops(_read(tmp_path, src)) == ops
 
 
+@pytest.mark.parametrize(("lines", "ops"), [
+    # the conversion to 32 bits is the word: (uint32_t)(2**64 - 1) is 0xFFFFFFFF, (uint32_t)2**32 is 0 (g++)
+    (["    uint64_t a = 0;", "    auto b = a - 1;",
+      "    if ((uint32_t)b == 0xFFFFFFFFu) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 1)]),
+    (["    uint64_t a = 65536;",
+      "    if (static_cast<uint32_t>(a * a) == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 1)]),
+    (["    uint64_t a = 0;",
+      "    if ((uint32_t)(a - 1) + 1 == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 1)]),
+])
+def test_a_64_bit_value_converted_to_32_bits_is_the_word(tmp_path: Path, lines: list[str],
+                                                         ops: list[tuple[str, int]]) -> None:
+    """An explicit conversion to a 32-bit type truncates a 64-bit value to the word (C++'s modulo 2**32): the
+    comparison of the converted value is the word's, folded as g++ folds it, not refused."""
+    assert _ops(_read(tmp_path, _main(*lines))) == ops
+
+
+@pytest.mark.parametrize("lines", [
+    # the conversion covers only its operand: the 64-bit b beside it is still compared in 64 bits
+    ["    uint64_t a = 0;", "    auto b = a - 1;",
+     "    if ((uint32_t)b == 0xFFFFFFFFu && b == 0xFFFFFFFFu) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    # a conversion to 16 bits, or to 64, is not the word's
+    ["    uint64_t a = 0;", "    if ((uint64_t)(a - 1) == 0xFFFFFFFF) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    # a division of the converted word below 0 is not followed (unsigned or signed)
+    ["    uint64_t a = 0;", "    if ((uint32_t)(a - 1) / 2 == 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+])
+def test_a_64_bit_value_beside_or_under_a_conversion_stays_refused(tmp_path: Path, lines: list[str]) -> None:
+    with pytest.raises(Refused):
+        _read(tmp_path, _main(*lines))
+
+
 @pytest.mark.parametrize("lines", [
     ["    if (65536ull * 65536ull != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
     ["    if ((uint64_t)65536 * 65536 != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],

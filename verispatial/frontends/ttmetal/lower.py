@@ -2953,6 +2953,11 @@ class KernelReader:
         while stack:
             x = stack.pop()
             t = x.type
+            if _word_cast(x):
+                # a conversion to a 32-bit type is the word: the value under it is an exact integer (past the
+                # word only by ``+ - *``, exact here; other operators of such values are not followed), which
+                # every use takes modulo 2**32 (``_word``) as the conversion does
+                continue
             if t == "number_literal" and "ll" in x.text.decode().lower():
                 return True
             if t in ("primitive_type", "type_identifier", "sized_type_specifier", "qualified_identifier") and \
@@ -5795,6 +5800,28 @@ def _wide_type(text: str) -> bool:
     words = text.replace("std::", "").replace("*", " ").replace("(", " ").split()
     return "uint64_t" in words or "int64_t" in words or words.count("long") >= 2 or "auto" in words or \
         "decltype" in words
+
+
+#: the 32-bit integer types of the RISC (rv32: ``long`` and ``size_t`` are 32 bits too), a conversion to which is the
+#: value modulo 2**32
+_WORD_TYPES = frozenset({"uint32_t", "int32_t", "unsigned", "unsigned int", "int", "signed", "signed int",
+                         "std::uint32_t", "std::int32_t"})
+
+
+def _word_cast(n: Any) -> bool:
+    """Whether node ``n`` converts its operand to one of ``_WORD_TYPES``: a C cast ``(uint32_t)x`` or a
+    ``static_cast<uint32_t>(x)``."""
+    if n.type == "cast_expression":
+        typ = n.child_by_field_name("type")
+        return typ is not None and " ".join(typ.text.decode().split()) in _WORD_TYPES
+    if n.type == "call_expression":
+        fn = n.child_by_field_name("function")
+        if fn is not None and fn.type == "template_function":
+            name = fn.child_by_field_name("name")
+            targs = fn.child_by_field_name("arguments")
+            return name is not None and name.text.decode() == "static_cast" and targs is not None and \
+                " ".join(targs.text.decode().strip("<>").split()) in _WORD_TYPES
+    return False
 
 
 def _u32(x: int) -> bool:
