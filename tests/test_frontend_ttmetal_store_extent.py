@@ -174,3 +174,36 @@ def test_the_refusal_says_the_range_of_starts_the_page_allows(tmp_path: Path) ->
     with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
         import_host(_host(tmp_path, _reader(*fill)))
     assert "the model's transfer is at a start in [0 B, 2044 B] past it" in str(e.value), e.value
+
+
+#: stores through an array whose elements point into L1, or through a pointer or reference to an array: a store past
+#: the array's own dimensions goes through a pointer, never into the kernel's own words (until 2026-12-07 a name
+#: declared with ``[...]`` made every store through it one into the kernel's stack, and each of these proved)
+THROUGH_ARRAYS = {
+    "array_of_pointers": ("        volatile tt_l1_ptr uint32_t* ptrs[1] = {p};", "        ptrs[0][512] = t;"),
+    "deref_of_element": ("        volatile tt_l1_ptr uint32_t* ptrs[2] = {p, p + 512};", "        *ptrs[1] = t;"),
+    "pointer_to_array": ("        volatile tt_l1_ptr uint32_t (*rows)[16] = "
+                         "reinterpret_cast<volatile tt_l1_ptr uint32_t (*)[16]>(p);", "        rows[32][0] = t;"),
+    "reference_to_array": ("        volatile tt_l1_ptr uint32_t (&arr)[512] = "
+                           "*reinterpret_cast<volatile tt_l1_ptr uint32_t (*)[512]>(p);", "        arr[512] = t;"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(THROUGH_ARRAYS))
+def test_a_store_through_an_array_element_pointer_is_not_the_kernels_own(tmp_path: Path, form: str) -> None:
+    decl, store = THROUGH_ARRAYS[form]
+    fill = ("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }", decl, store,
+            "        ckernel::load_blocking(p + 511);")
+    with pytest.raises(Refused, match="plain store") as e:
+        import_host(_host(tmp_path, _reader(*fill)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 9), e.value
+
+
+@pytest.mark.parametrize("decl", ["        uint32_t buf[4][4];", "        std::array<std::array<uint32_t, 4>, 4> buf;"])
+def test_a_store_into_the_kernels_own_array_of_two_dimensions_is_read(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     decl: str) -> None:
+    """The guard: an element of the kernel's own two-dimensional array is its stack word, stored and read back."""
+    fill = (decl, "        buf[1][2] = t;", "        for (uint32_t i = 0; i < 512; ++i) { p[i] = buf[1][2]; }",
+            "        ckernel::load_blocking(p + 511);")
+    _proved(_host(tmp_path, _reader(*fill)), capsys)

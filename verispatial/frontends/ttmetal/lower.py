@@ -403,7 +403,6 @@ class KernelReader:
         self.declared: dict[str, str] = {}
         self.narrow: set[str] = set()
         #: the names a declaration in the kernel gives an array type (``uint32_t a[4];``, ``uint32_t* p[N];``)
-        self.array_names: set[str] = set()
         #: a variable declared at namespace scope, by its qualified name (``a::K``; ``::K`` in the global namespace),
         #: held in the global scope beside its bare name -> that bare name
         self.qualified_names: dict[str, str] = {}
@@ -1541,9 +1540,12 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
-            if _declares_array(d) or (tname == "array" and d.type != "function_declarator"):  # also std::array
-                # its elements are the kernel's own words whatever the reading follows of them (``unnamed_store``)
-                self.array_names.add(self.decl_name(d))
+            # also std::array, nested ones a dimension each (``std::array<std::array<T, 4>, 4>``)
+            dims = _array_dims(d, typ.text.decode().count("array<") if tname == "array" else 0)
+            if dims:
+                # its elements are the kernel's own words whatever the reading follows of them (``unnamed_store``),
+                # to this many subscripts: past them, an element of pointers points elsewhere
+                self.scopes[-1][self.decl_name(d) + _DIMS_KEY] = V.const(dims)
             inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
             while inner is not None and inner.type == "reference_declarator" and inner.named_child_count == 1:
                 inner = inner.named_children[0]
@@ -4223,11 +4225,22 @@ class KernelReader:
                 return False
         if root.type != "identifier":
             return False
+        levels = _subscripts(lhs)
+        dims = self.local_array_dims(root.text.decode())
+        if dims:
+            return levels <= dims  # past its dimensions, a subscript goes through an element (a pointer)
         name = root.text.decode()
-        if name in self.array_names:
-            return True
-        scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
-        return scope is not None and name + _TYPE_KEY in scope
+        scope = next((sc for sc in reversed(self.scopes) if name in sc or name + _DIMS_KEY in sc), None)
+        # a variable of the kernel's by value; a subscript in the place indexes a member the reading does not type
+        # (an array member, or a pointer one whose element may be any L1): not followed
+        return scope is not None and name + _TYPE_KEY in scope and not levels
+
+    def local_array_dims(self, name: str) -> int:
+        """The dimensions of the local array ``name`` in scope (``_array_dims``), 0 where the nearest declaration of
+        ``name`` is not one."""
+        scope = next((sc for sc in reversed(self.scopes) if name in sc or name + _DIMS_KEY in sc), None)
+        dims = scope.get(name + _DIMS_KEY) if scope is not None else None
+        return dims.const if isinstance(dims, V.Sym) else 0
 
     def store_field(self, lhs: Any, value: Any, n: Any) -> Any:
         """A store into a field of a struct the reading follows: ``s.a = v`` (also ``s.in.a``, a reference
@@ -4282,10 +4295,15 @@ class KernelReader:
         address or a value of any other kind the reading holds)."""
         if isinstance(target, (V.LocalOpaque, V.LocalArray)):
             return
-        while base is not None and base.type == "subscript_expression":  # a[i][j]: an element of a
+        # the store's own subscript or ``*`` is one level; a[i][j]: an element of a, if a has two dimensions
+        levels = 1 + _subscripts(base) if base is not None else 0
+        while base is not None and base.type == "subscript_expression":
             base = base.child_by_field_name("argument")
-        if base is not None and base.type == "identifier" and base.text.decode() in self.array_names:
-            return  # an element of a local array of the kernel (of pointers, of several dimensions)
+        if base is not None and base.type == "identifier" and \
+                0 < levels <= self.local_array_dims(base.text.decode()):
+            # an element of a local array of the kernel; past its dimensions (``fs[0][0]`` of ``T* fs[1]``) the store
+            # goes through an element, a pointer that may point into any L1, and is refused below
+            return
         self.refuse("plain store through a pointer not followed", n,
                     f"{self.text(n)}: {target.why}" if isinstance(target, V.Opaque) else self.text(n))
 
@@ -5558,16 +5576,40 @@ def _size_of_type(text: str) -> int | None:
     return TYPE_SIZES.get(words[-1]) if len(words) == 1 else None
 
 
-def _declares_array(d: Any) -> bool:
-    """Whether declarator ``d`` (of a declaration, an init declarator) gives its name an array type, possibly of
-    pointers (``a[4]``, ``*p[N]``, ``a[2][3] = {...}``); not a pointer to an array nor a function's."""
-    while d is not None:
-        if d.type == "array_declarator":
-            return True
-        if d.type not in ("init_declarator", "pointer_declarator"):
-            return False
-        d = d.child_by_field_name("declarator")
-    return False
+def _array_dims(d: Any, std_array: int = 0) -> int:
+    """How many subscripts of the name declarator ``d`` declares stay in its own storage: ``a[4]`` 1, ``a[2][3]`` 2,
+    ``*p[N]`` 1 (an array of pointers: ``p[i]`` is its own word, ``p[i][j]`` what the pointer points at), 0 for a
+    pointer to an array ``(*p)[N]``, a reference to one ``(&r)[N]`` or no array. A declarator reads from the name
+    outward (C's declarators inside out), so the array declarators next to the name count. ``std_array``: the
+    declared type's nested ``std::array``s, as many dimensions more when no pointer or reference declarator takes
+    them."""
+    chain: list[str] = []
+    x = d
+    while x is not None and x.type not in ("identifier", "field_identifier"):
+        chain.append(x.type)
+        inner = x.child_by_field_name("declarator")
+        if inner is None and x.named_child_count:
+            inner = next((c for c in x.named_children if c.type.endswith("declarator") or c.type == "identifier"),
+                         None)
+        x = inner
+    dims = 0
+    for t in reversed(chain):
+        if t == "array_declarator":
+            dims += 1
+        elif t != "parenthesized_declarator":
+            break
+    indirect = any(t in ("pointer_declarator", "reference_declarator", "function_declarator") for t in chain)
+    return dims + std_array if not indirect else dims
+
+
+def _subscripts(n: Any) -> int:
+    """The subscripts applied along place ``n``'s chain of subscripts, ``.`` fields and parentheses."""
+    count = 0
+    while n is not None and n.type in ("subscript_expression", "field_expression", "parenthesized_expression"):
+        count += n.type == "subscript_expression"
+        n = n.child_by_field_name("argument") if n.type != "parenthesized_expression" else (
+            n.named_children[0] if n.named_child_count == 1 else None)
+    return count
 
 
 def _core_local_mem(v: Any, typ: Any) -> Any:
@@ -5729,6 +5771,8 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
 
 #: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
 _TYPE_KEY = "\0type"
+#: a local array's dimensions (``_array_dims``), kept in its declaration's scope
+_DIMS_KEY = "\0dims"
 #: a scope's key ``name + _REF_KEY``: the variable ``name`` is one object with (a local reference ``T& r = x``; the
 #: other's name as an ``Opaque``'s text), or None where a declaration of ``name`` in that scope ends an outer one's
 _REF_KEY = "\0ref"
