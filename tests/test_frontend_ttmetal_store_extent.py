@@ -207,3 +207,39 @@ def test_a_store_into_the_kernels_own_array_of_two_dimensions_is_read(tmp_path: 
     fill = (decl, "        buf[1][2] = t;", "        for (uint32_t i = 0; i < 512; ++i) { p[i] = buf[1][2]; }",
             "        ckernel::load_blocking(p + 511);")
     _proved(_host(tmp_path, _reader(*fill)), capsys)
+
+
+def _two_pages_reader(second_from: int) -> tuple[str, ...]:
+    """Two pages reserved at once, built and pushed one at a time through the pointer taken before the first push
+    (the documented "old pointer plus a page" form); the second page's stores from word ``second_from``."""
+    return ("    for (uint32_t t = 0; t < 2; ++t) {",
+            "        cb_reserve_back(0, 2);",
+            "        volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));",
+            "        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+            "        ckernel::load_blocking(p + 511);",
+            "        cb_push_back(0, 1);",
+            f"        for (uint32_t i = {second_from}; i < 1024; ++i) {{ p[i] = t; }}",
+            "        ckernel::load_blocking(p + 1023);",
+            "        cb_push_back(0, 1);",
+            "    }")
+
+
+def _ring_of(path: Path, entries: int) -> Path:
+    d = json.loads(path.read_text())
+    d["buffers"][0]["entries"] = entries
+    path.write_text(json.dumps(d))
+    return path
+
+
+def test_a_store_in_the_second_reserved_page_ends_inside_a_ring_of_four(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The ring check counts the store's own 4 bytes: the last word of the second page ends at byte 4096 of a
+    8192-B ring, wherever the pointer was taken (it was refused as reaching "byte 4092 from page 0" past the ring's
+    end, adding the count of the page's starts instead of the store's width)."""
+    _proved(_ring_of(_host(tmp_path, _two_pages_reader(512)), 4), capsys)
+
+
+def test_a_store_into_the_page_already_pushed_stays_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="L1 pointer taken before a push used after it") as e:
+        import_host(_ring_of(_host(tmp_path, _two_pages_reader(511)), 2))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 10), e.value

@@ -866,7 +866,7 @@ class KernelReader:
         return lo, hi
 
     def l1_check(self, ptr: V.L1Ptr, front: bool, part: bool, tiles: int, construct: str, node: Any,
-                 within: int = 0) -> None:
+                 within: int = 0, width: int | None = None) -> None:
         """Refuses, as ``construct``, an L1 address ``ptr`` that is not where the model puts a transfer of ``tiles``
         tiles: buffer ``ptr.cb``'s write pointer (``front`` False) or read pointer as this engine holds it now,
         plus, with ``part``, the tiles its writes already filled past it (reads into the back, stores) or its reads
@@ -883,8 +883,10 @@ class KernelReader:
         target), every count and the offset are numbers and the two addresses agree. Otherwise the reading cannot
         say where ``ptr`` points (a forgotten advance, a doubled offset, a pointer kept from before a push) and
         refuses. With ``within`` (bytes: the stores that build a page), the address may be anywhere in the
-        ``within`` bytes from the model's place. Not checked in trial readings (``trial``); in survey mode only
-        whether the address is followed (its buffer indices alias, its sizes and counts are made up)."""
+        ``within`` bytes from the model's place; ``width`` (bytes), where the caller knows it, is the access's own
+        size, which must end inside the ring (else the ``within`` bytes must). Not checked in trial readings
+        (``trial``); in survey mode only whether the address is followed (its buffer indices alias, its sizes and
+        counts are made up)."""
         if self.trial:
             return
         if isinstance(ptr.offset, V.Opaque):
@@ -959,7 +961,8 @@ class KernelReader:
                             f"{ends} pointer and the model's transfer is {starts(moved_bytes)} past it")
             _, hi = self.bounds(off)
             first = _max_residue(origin, cap) * page
-            if hi is None or first + hi + (within or tiles * tile_bytes) > cap * page:
+            extent = width if width is not None else (within or tiles * tile_bytes)
+            if hi is None or first + hi + extent > cap * page:
                 self.refuse(f"L1 pointer taken before a {moves} used after it", node,
                             f"{self.text(node)}: {where} advanced past the {cap}-page ring's end (up to "
                             f"{'an unknown offset' if hi is None else f'byte {first + hi}'} from page "
@@ -4391,7 +4394,7 @@ class KernelReader:
         if at.elem is None or at.elem > page:
             self.refuse(construct, n, f"{self.text(n)}: an element of "
                         + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
-        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1)
+        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem)
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -4445,7 +4448,7 @@ class KernelReader:
         self.bump("fill", p.cb, -back)
         try:
             self.l1_check(p, False, True, 0, "plain store not into the tile a NoC read filled", n,
-                          within=back * tile - width + 1)
+                          within=back * tile - width + 1, width=width)
         finally:
             self.bump("fill", p.cb, back)
 
