@@ -4218,30 +4218,34 @@ class KernelReader:
         """Whether place ``lhs`` (``v.f``, ``a[i].f``, ``v.in.f``: fields with ``.`` and subscripts only) lies in a
         variable the kernel declared by value (``T v;``, ``T a[N];``: its own stack words), not through a pointer or a
         reference (``T& h = *p`` may name any L1)."""
-        root = lhs
+        root, levels = lhs, 0
         while root.type in ("field_expression", "subscript_expression", "parenthesized_expression"):
             if root.type == "field_expression" and root.children[1].type == "->":
                 return False
+            levels += root.type == "subscript_expression"
             root = root.child_by_field_name("argument") if root.type != "parenthesized_expression" else (
                 root.named_children[0] if root.named_child_count == 1 else root)
             if root.type == "parenthesized_expression" and root.named_child_count != 1:
                 return False
         if root.type != "identifier":
             return False
-        levels = _subscripts(lhs)
-        dims = self.local_array_dims(root.text.decode())
+        name = root.text.decode()
+        dims = self.local_array_dims(name)
         if dims:
             return levels <= dims  # past its dimensions, a subscript goes through an element (a pointer)
-        name = root.text.decode()
-        scope = next((sc for sc in reversed(self.scopes) if name in sc or name + _DIMS_KEY in sc), None)
+        scope = self.declaring_scope(name)
         # a variable of the kernel's by value; a subscript in the place indexes a member the reading does not type
         # (an array member, or a pointer one whose element may be any L1): not followed
         return scope is not None and name + _TYPE_KEY in scope and not levels
 
+    def declaring_scope(self, name: str) -> dict[str, V.Value] | None:
+        """The innermost scope declaring ``name`` (its value, or a local array's dimensions before its value)."""
+        return next((sc for sc in reversed(self.scopes) if name in sc or name + _DIMS_KEY in sc), None)
+
     def local_array_dims(self, name: str) -> int:
         """The dimensions of the local array ``name`` in scope (``_array_dims``), 0 where the nearest declaration of
         ``name`` is not one."""
-        scope = next((sc for sc in reversed(self.scopes) if name in sc or name + _DIMS_KEY in sc), None)
+        scope = self.declaring_scope(name)
         dims = scope.get(name + _DIMS_KEY) if scope is not None else None
         return dims.const if isinstance(dims, V.Sym) else 0
 
