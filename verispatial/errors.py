@@ -19,12 +19,14 @@ class VerispatialError(Exception):
 class ParseError(VerispatialError):
     """program.json (or a certificate) could not be read: missing file, bad JSON, wrong shape or type.
 
-    ``field`` is a JSON path such as ``programs[3].ops[2].pages``; ``rule`` says what was expected.
+    ``field`` is a JSON path such as ``programs[3].ops[2].pages``; ``rule`` says what was expected; ``at`` is the
+    same path as keys and indices (``("programs", 3, "ops", 2, "pages")``) where the schema check raised it.
     """
 
-    def __init__(self, field: str, rule: str) -> None:
+    def __init__(self, field: str, rule: str, at: tuple[str | int, ...] | None = None) -> None:
         self.field = field
         self.rule = rule
+        self.at = at
         super().__init__(f"{field}: {rule}" if field else rule)
 
 

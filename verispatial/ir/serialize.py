@@ -24,7 +24,7 @@ import attrs
 import cattrs
 import jsonschema_rs
 
-from verispatial.errors import InvalidProgram, ParseError
+from verispatial.errors import InvalidProgram, IrViolation, ParseError
 from verispatial.ir.core import Dynamic, Engine, Guard, Site
 from verispatial.ir.fastjson import fast_parse as _fast_parse
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
@@ -615,7 +615,8 @@ def _check(d: Any, validator: Any, schema_doc: Callable[[], dict[str, Any]]) -> 
         small = d
         err = jsonschema.exceptions.best_match(reference.iter_errors(d))
     if err is not None:
-        raise ParseError(clip(_json_path(_original_path(small, list(err.absolute_path), where))), _clipped_message(err))
+        found = _original_path(small, list(err.absolute_path), where)
+        raise ParseError(clip(_json_path(found)), _clipped_message(err), tuple(found))
     raise ParseError("(document)", "does not match the schema")  # pragma: no cover - the two validators disagree
 
 
@@ -786,6 +787,33 @@ def check_program_schema(d: Any) -> None:
 @functools.cache
 def _program_validator() -> Any:
     return _compiled(_schema_text(), schema())
+
+
+def schema_violations(p: Program) -> list[IrViolation]:
+    """How the written form of ``p`` breaks the program schema (empty when it does not), for a front end: it builds
+    ops from values its source computes (an increment of 0 read from a kernel), which the schema bounds and
+    ``validate`` does not, and must refuse them rather than write a document the loader rejects. A field of an op is
+    named by its engine program's key and op path, so the front end can name the source line it read the op from."""
+    try:
+        check_program_schema(program_to_dict(p))
+    except ParseError as e:
+        return [_schema_violation(p, e)]
+    return []
+
+
+def _schema_violation(p: Program, e: ParseError) -> IrViolation:
+    at = e.at or ()
+    if len(at) < 4 or at[0] != "programs" or not isinstance(at[1], int) or at[2] != "ops":
+        return IrViolation(e.field, e.rule)
+    path: list[int] = []
+    rest = list(at[3:])
+    # ops[j].body[k].body[...]: the op path is the indices; what follows them is the op's own field
+    while rest and isinstance(rest[0], int):
+        path.append(rest[0])
+        rest.pop(0)
+        if len(rest) >= 2 and rest[0] == "body" and isinstance(rest[1], int):
+            rest.pop(0)
+    return IrViolation(e.field, e.rule, p.programs[at[1]].key, tuple(path))
 
 
 def program_from_dict(d: Any) -> Program:

@@ -24,6 +24,7 @@ from verispatial.frontends.ttlang.source import BodyReader, Kernel, SourceFile, 
 from verispatial.ir.core import Engine, Role, Site
 from verispatial.ir.ops import SemInc, SemIncMcast, SemSet, SemWait, TripCount
 from verispatial.ir.program import Buffer, BufferAt, EngineProgram, Program, Semaphore, Tensor, Trip, walk
+from verispatial.ir.serialize import schema_violations
 from verispatial.ir.target import Target
 from verispatial.ir.validate import validate
 
@@ -264,7 +265,7 @@ def import_operation(src: SourceFile, operation: str | None, shapes: Mapping[str
             continue
         # The program goes through the same checks as a loaded program.json: a shape range past what the model
         # counts (32-bit trips, tensor sizes) is bad input, not a proof about numbers the encodings wrap.
-        vs = validate(program)
+        vs = validate(program) or schema_violations(program)
         if vs:
             raise InvalidProgram(vs)
         out.append(Imported(program, tuple(classes.values())))

@@ -1055,6 +1055,16 @@ def _sem_wait(cond: WaitCond) -> Handler:
     return h
 
 
+def _increment(r: KernelReader, val: Any, node: Any, n: Any) -> int:
+    """The increment of a unicast ``noc_semaphore_inc`` or a ``Semaphore.up``: any word on the device
+    (``dataflow_api.h:2390``), but an increment of 0 leaves the word as it was, which ``SemInc`` / ``SemRmw`` cannot
+    say (they add at least 1, docs/semantics.md): refused by name rather than read as another op."""
+    by = r.int_of(val, node, "increment")
+    if by == 0:
+        r.refuse("semaphore increment of 0", n, "it leaves the word as it was; the model's increments add at least 1")
+    return by
+
+
 def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 2, n, "noc_semaphore_inc")
     _own_noc_arg(r, vals, nodes, 2, n)  # (addr, incr, noc_id): dataflow_api.h:2397-2398
@@ -1065,7 +1075,7 @@ def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any
     dst = vals[0]
     if not isinstance(dst, V.RemoteAddr):
         r.refuse("semaphore increment of an address not from get_noc_addr", n, r.text(nodes[0]))
-    r.emit(SemInc(_sem_of(r, dst.target, nodes[0]), dst.site, r.int_of(vals[1], nodes[1], "increment")), n)
+    r.emit(SemInc(_sem_of(r, dst.target, nodes[0]), dst.site, _increment(r, vals[1], nodes[1], n)), n)
 
 
 def on_own_noc(r: KernelReader, noc: int, n: Any) -> None:
@@ -1713,14 +1723,14 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         if len(vals) >= 4:  # up(noc, x, y, value[, vc]): up_remote's noc_semaphore_inc on ``vc``
             # (semaphore_dm_impl.h:235-253), a unicast atomic: its channel is held to the unicast class
             unicast_vc_arg(r, vals, nodes, 4, n)
-            r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), r.int_of(vals[3], nodes[3], "increment")), n)
+            r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), _increment(r, vals[3], nodes[3], n)), n)
         else:
             # ``up(value)`` of the own word is no NoC atomic on Wormhole and Blackhole: their data-movement bindings
             # always resolve to LOCAL_NONATOMIC (api/dataflow/semaphore_binding_token.h:13-18), whose up is the
             # plain read-modify-write ``*local_ptr(l1_offset, scope) += value`` (semaphore_dm_impl.h:79-93, ttnn
             # 0.81.1): a SemRmw, which loses a write landing between its load and its store (``sem-rmw-race``)
             _need(r, vals, 1, n, "Semaphore.up")
-            r.emit(SemRmw(sem, r.int_of(vals[0], nodes[0], "increment")), n)
+            r.emit(SemRmw(sem, _increment(r, vals[0], nodes[0], n)), n)
         return None
     if name in ("set_multicast", "inc_multicast"):
         k = 6 if name == "set_multicast" else 7

@@ -25,6 +25,7 @@ from verispatial.ir.program import (
     Tensor,
     Trip,
 )
+from verispatial.ir.serialize import schema_violations
 from verispatial.ir.validate import validate
 
 
@@ -118,7 +119,8 @@ def assemble(host: HostSpec) -> Program:
     trips = tuple(Trip(n, m) for n, m in sorted(shared.trips.items()))
     order = sorted(renumbered, key=lambda ep: (ep.site.y, ep.site.x, ep.engine.value))
     p = Program(host.name, target, tensors, tuple(buffers), sems, groups, trips, tuple(order), memory=tuple(memory))
-    vs = validate(p)
+    # the schema too: a value a kernel computes (an increment of 0) may be one no document may hold
+    vs = validate(p) or schema_violations(p)
     if vs:
         raise InvalidProgram([_located(p, v) for v in vs])
     return p
