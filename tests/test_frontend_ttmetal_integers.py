@@ -515,3 +515,22 @@ def test_a_branch_on_a_runtime_range_outside_its_loop_is_refused_as_such(tmp_pat
     with pytest.raises(Refused, match="branch on a runtime range"):
         _read(tmp_path, "    if (n > 3) { return; }", "    for (uint32_t i = 0; i < n; ++i) { cb_push_back(0, 1); }",
               args={"n": "0..8"})
+
+
+def test_a_loop_between_two_runtime_ranges_is_refused_by_its_own_name(tmp_path: Path) -> None:
+    """``for (i = lo; i < hi; ++i)`` with both bounds runtime ranges: a count ``hi - lo`` of two trips is no one trip
+    (and ``lo`` may pass ``hi``), so it is refused, but by that name, not as a bound "varying with an enclosing loop
+    index" (there is no enclosing loop: the first name a new user was given)."""
+    src = "\n".join(['#include "api/dataflow/dataflow_api.h"', "void kernel_main() {",
+                     "    uint32_t lo = get_arg_val<uint32_t>(0);", "    uint32_t hi = get_arg_val<uint32_t>(1);",
+                     "    for (uint32_t i = lo; i < hi; ++i) { cb_push_back(0, 1); }", "}"])
+    (tmp_path / "k.cpp").write_text(src)
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "ints", "kernel_root": str(tmp_path),
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader", "runtime_args": ["lo", "hi"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {
+                "lo": {"range": "0..2", "trip": "lo"}, "hi": {"range": "2..4", "trip": "hi"}}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    with pytest.raises(Refused, match="loop count of two runtime ranges") as e:
+        import_host(tmp_path / "h.json")
+    assert e.value.loc.line == 5

@@ -1891,7 +1891,13 @@ class KernelReader:
             span = a + (-b) + V.const(1)
         else:
             self.refuse("for loop whose condition never ends it", n, self.text(cond))
-        if isinstance(span, V.Opaque) or span.loops:
+        if isinstance(span, V.Opaque):
+            # a count the IR cannot hold as one trip (``hi - lo`` of two runtime ranges: a trip is one range, and
+            # lo may pass hi), or one of a value not followed: named by what it came from
+            two = isinstance(a, V.Sym) and isinstance(b, V.Sym) and a.trip is not None and b.trip is not None
+            self.refuse("loop count of two runtime ranges" if two else f"loop count of {span.why}", n,
+                        self.text(cond))
+        if span.loops:
             self.refuse("loop bound varying with an enclosing loop index", n, self.text(cond))
         count: int | str | TripCount
         if span.trip is None:
