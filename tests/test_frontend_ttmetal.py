@@ -30,6 +30,7 @@ from verispatial.ir.ops import (  # noqa: E402
     SemSet,
     SemWait,
     TripCount,
+    Wait,
 )
 from verispatial.ir.program import walk  # noqa: E402
 
@@ -468,6 +469,21 @@ def test_vendor_ops_are_proved(ttnn_wheel: Path, capsys: pytest.CaptureFixture[s
     host = EXAMPLES / example / "host.yaml"
     compute = next(ep for ep in import_host(host).programs if ep.key == "(0,0).compute")
     assert str(compute.source_of(op_path)).startswith(located)
+    rc, report = _certify(host, capsys)
+    assert rc == 0, _refuted(report)
+
+
+def test_clone_binds_its_writer_to_the_readers_buffer(ttnn_wheel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ttnn.clone with no dtype conversion: the writer's ``dfb::dst`` is the reader's buffer ``src`` by the
+    program factory's ``DFBBinding`` (clone_program_factory.cpp:113, 183-185), which the host's ``dfb_bindings``
+    say; both kernels then name one buffer, and the op proves (it was refused: no such buffer ``dst``)."""
+    host = EXAMPLES / "clone" / "host.yaml"
+    p = import_host(host)
+    writer = next(ep for ep in p.programs if ep.key == "(0,0).writer")
+    (buf,) = {op.buf for op in walk(writer.ops) if isinstance(op, Wait)}
+    assert p.buffers[buf].name == "src"
+    assert str(writer.source_of((0, 0))).startswith(
+        "ttnn/operations/data_movement/clone/device/kernels/write_kernel.cpp:22:9: dst_dfb.wait_front(1);")
     rc, report = _certify(host, capsys)
     assert rc == 0, _refuted(report)
 

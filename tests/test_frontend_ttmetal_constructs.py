@@ -556,3 +556,37 @@ def test_kernel_main_defined_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match=r"kernel_main defined twice \(first at line 2\)") as e:
         _read(tmp_path, src)
     assert e.value.loc.line == 3
+
+
+# ------------------------------------------------------------------ buffer bindings (KernelSpec DFBBinding)
+
+_DFB = ('#include "api/dataflow/dataflow_buffer.h"',)
+
+
+def test_dfb_binding_names_the_buffer_an_accessor_is(tmp_path: Path) -> None:
+    """ttnn's clone writer declares ``DataflowBuffer dst_dfb(dfb::dst)`` and its program factory binds accessor
+    ``dst`` to the reader's buffer when no dtype is converted (clone_program_factory.cpp:113, 183-188): the
+    kernel's ``dfb_bindings`` say so, and the accessor reads as that buffer."""
+    src = _main("    DataflowBuffer d(dfb::dst);", "    d.reserve_back(1);", "    d.push_back(1);", prelude=_DFB)
+    ep = _read(tmp_path, src, kernel={"dfb_bindings": {"dst": "c_16"}})
+    # buffer ids are the program's, in the host's order: c_0, c_1, c_16
+    assert [(type(op).__name__, op.buf) for op in walk(ep.ops) if isinstance(op, (Reserve, Push))] == [
+        ("Reserve", 2), ("Push", 2)]
+
+
+def test_an_accessor_bound_to_no_buffer_is_refused_at_its_line(tmp_path: Path) -> None:
+    """Without a binding, ``dfb::dst`` names a buffer the host does not declare: refused at the declaration's line
+    (line 4), which the most vexing parse of ``DataflowBuffer d(dfb::dst);`` re-reads alone (it was named at line 1,
+    the re-parsed text's)."""
+    src = _main("    DataflowBuffer d(dfb::dst);", "    d.reserve_back(1);", prelude=_DFB)
+    with pytest.raises(Refused, match="circular buffer the host does not declare") as e:
+        _read(tmp_path, src)
+    assert e.value.loc.line == 4
+    assert "dfb_bindings" in e.value.detail
+
+
+def test_a_dfb_binding_to_a_buffer_not_declared_is_bad_input(tmp_path: Path) -> None:
+    from verispatial.errors import ParseError
+
+    with pytest.raises(ParseError, match=r"kernels\[0\]\.dfb_bindings\.dst: no buffer 'nope'"):
+        _read(tmp_path, _main(prelude=_DFB), kernel={"dfb_bindings": {"dst": "nope"}})

@@ -147,6 +147,11 @@ class HostKernel:
     #: ``advanced_options.num_runtime_varargs``, read by ``get_vararg(i)``; ttnn 0.81.1
     #: ``data_movement/sharded/reshard/device/reshard_program_factory_generic.cpp:798``)
     varargs: int = 0
+    #: accessor name -> host buffer: ``DFBBinding{.dfb_spec_name, .accessor_name}`` of the kernel's ``KernelSpec``,
+    #: which names the buffer ``DataflowBuffer(dfb::NAME)`` is (an accessor not bound is the buffer of its own name);
+    #: clone's writer binds ``dst`` to the reader's ``SRC`` when it converts no dtype
+    #: (data_movement/clone/device/clone_program_factory.cpp:113, 183-188)
+    dfb_bindings: dict[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -467,7 +472,7 @@ def load_host(path: str | Path) -> HostSpec:
                   for j, v in enumerate(k.get("compile_time_args", []))),
             {n: value(v, f"{w}.named_compile_time_args.{n}") for n, v in k.get("named_compile_time_args", {}).items()},
             rt, {n: str(int(v) if isinstance(v, bool) else v) for n, v in k.get("defines", {}).items()},
-            bool(k.get("fp32_dest_acc_en", False)), bindings, k.get("varargs", 0)))
+            bool(k.get("fp32_dest_acc_en", False)), bindings, k.get("varargs", 0), dict(k.get("dfb_bindings", {}))))
     knames = [k.name for k in kernels]
     bufs: list[HostBuffer] = []
     for i, b in enumerate(d.get("buffers", [])):
@@ -500,6 +505,12 @@ def load_host(path: str | Path) -> HostSpec:
                                b.get("producer"), b.get("consumer"),
                                _cores(b["cores"], f"{w}.cores", mesh) if "cores" in b else None,
                                on))
+    bnames = [b.name for b in bufs]
+    for i, k in enumerate(kernels):
+        for acc, b in k.dfb_bindings.items():
+            if b not in bnames:
+                raise ParseError(f"kernels[{i}].dfb_bindings.{acc}",
+                                 f"no buffer {b!r} (declared: {', '.join(bnames) or 'none'})")
     for i, sp in enumerate(d.get("scratchpads", [])):
         w = f"scratchpads[{i}]"
         if any(o.name == sp["name"] for o in bufs):

@@ -352,6 +352,9 @@ class KernelReader:
         #: while a function of an included header is inlined: its call in the kernel's own file (the outermost
         #: call that left it), which every location read there carries as ``called_at``
         self.kernel_call: SourceLoc | None = None
+        # (root of an expression re-parsed alone by ``expr_text``, the source node it was read from): a location in
+        # the re-parsed text is the source node's (its line 1 is no line of the kernel)
+        self.reparsed: list[tuple[Any, Any]] = []
         self.scopes: list[dict[str, V.Value]] = [{}]
         self.loops: list[_Loop] = []
         #: the bodies open that are read once for several iterations: the counted loops (their ``_Loop``) and the
@@ -636,6 +639,14 @@ class KernelReader:
     def loc(self, node: Any) -> SourceLoc:
         """Where ``node`` is: its file (the kernel's, or a followed header's), 1-based line and column and the line's
         statement; in a header, with ``called_at`` the call in the kernel that got there."""
+        if self.reparsed:
+            root = node
+            while root.parent is not None:
+                root = root.parent
+            for r, at in reversed(self.reparsed):
+                if root == r:
+                    node = at
+                    break
         loc = self.unit.loc(node)
         if self.kernel_call is not None and self.unit is not self.prog.main_unit:
             return attrs.evolve(loc, called_at=self.kernel_call)
@@ -1655,10 +1666,12 @@ class KernelReader:
         if value is None:
             return V.Opaque(text)
         saved = self.unit
+        self.reparsed.append((tree.root_node, node))
         try:
             return self.expr(value)
         finally:
             self.unit = saved
+            self.reparsed.pop()
 
     def construct_values(self, tname: str, args: list[V.Value], node: Any) -> V.Value:
         if tname in ("DataflowBuffer", "CircularBuffer"):
@@ -3874,8 +3887,11 @@ class KernelReader:
         if self.survey and parts[0] in ("dfb", "sem") and len(parts) == 2:
             return V.Cb(0) if parts[0] == "dfb" else V.SemAddr(0)
         if parts[0] == "dfb" and len(parts) == 2:
+            # the buffer the kernel's dfb_bindings name for the accessor, else the one of its own name
+            last = self.kernel.dfb_bindings.get(last, last)
             if last not in self.buf_names:
-                self.refuse("circular buffer the host does not declare", n, last)
+                self.refuse("circular buffer the host does not declare", n,
+                            f"{last}: no buffer of that name, and no dfb_bindings entry binds the accessor to one")
             return V.Cb(self.buf_names[last])
         if parts[0] == "tensor" and len(parts) == 2 and not self.survey:
             # a named tensor token (experimental/kernel_args.h): TensorAccessor(tensor::src) is the accessor of the
