@@ -201,6 +201,18 @@ def test_source_refill_timeline_shows_the_schedule(explained: dict[str, Any]) ->
     assert x.pictures[0].kind == "timeline"
 
 
+@pytest.mark.parametrize("stem", ["e_read_no_barrier", "n_mcast_before_read_barrier"])
+def test_an_unlanded_read_is_shown_in_flight_at_the_op_it_breaks(explained: dict[str, Any], stem: str) -> None:
+    """``async-read-publish`` flags a publication with a read not ordered before it; the schedule shown must be one in
+    which that read has not landed at the flagged op (the run explain showed landed it one step before, an order in
+    which nothing goes wrong: a new user read it as a correct interleaving labelled a violation)."""
+    _report, exps = explained[stem]
+    x = by_rule(exps, "async-read-publish")
+    lines = [ln for ln in x.narrative if re.match(r"\s+#\d+ ", ln)]
+    here = next(i for i, ln in enumerate(lines) if ln.endswith("<-- here"))
+    assert not any("read_tiles" in ln and ln.endswith(" lands") for ln in lines[:here]), lines
+
+
 def test_overlap_is_drawn_on_the_memory_map(explained: dict[str, Any]) -> None:
     _report, exps = explained["f_memory_overlap"]
     x = by_rule(exps, "memory-overlap")

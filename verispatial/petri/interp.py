@@ -1081,9 +1081,12 @@ def _order(pc: PC | None) -> tuple[float, ...]:
 
 def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_steps: int,
          stop_on: Callable[[Violation], bool] | None, *, lazy: bool = False, hold: bool = False,
-         priority: tuple[int, ...] | None = None, release: bool = False, record: bool = False) -> SimResult:
+         priority: tuple[int, ...] | None = None, release: bool = False, record: bool = False,
+         land_last: frozenset[int] = frozenset()) -> SimResult:
     """Round robin over engines with landings fired eagerly (or uniformly random choices with ``seed``); an
-    engine with a target never moves past it. ``lazy``: a landing fires only when no engine may step. ``hold``
+    engine with a target never moves past it. ``lazy``: a landing fires only when no engine may step, and then one
+    of an engine not in ``land_last`` before one of an engine in it (so an op of those engines stays in flight as
+    long as the run allows: the witness of a rule about an op not landed yet). ``hold``
     (departures last): a multicast leaves its source only when no engine may step and nothing in flight may land,
     and then the newest such departure goes first, so the oldest source stays unleft longest (what a reuse of a
     source before its flush needs; not with ``seed``). ``priority``: instead of round robin, the first engine of
@@ -1166,7 +1169,7 @@ def _run(it: Interp, targets: dict[int, Position] | None, seed: int | None, max_
                         break
                 else:
                     if lands:
-                        land(lands[0])
+                        land(next((t for t in lands if t.engine not in land_last), lands[0]))
                     elif leaves:
                         land(leaves[-1])
                     elif release and tgt and it.enabled(s):
@@ -1256,12 +1259,14 @@ def drive(
     priority: Sequence[str] | None = None,
     release: bool = False,
     record: bool = False,
+    land_last: Sequence[str] = (),
 ) -> SimResult:
     """Replay toward a candidate state: run as ``simulate`` does, but an engine named in ``targets`` (by key)
     never executes the op at its target position nor anything after it; engines not named run freely.
 
     How the run picks its next transition (the directed search of ``certify/replay.py`` tries several):
-    ``lazy`` fires a landing only when no engine may step (else landings first); ``hold`` lets a multicast leave its
+    ``lazy`` fires a landing only when no engine may step (else landings first), those of the engines ``land_last``
+    names (keys) after every other; ``hold`` lets a multicast leave its
     source only when nothing else may move, newest first (``_run``); ``priority`` (engine keys, the
     rest after them in program order) lets the first of them that may step do so instead of round robin; ``seed``
     picks uniformly at random among the allowed transitions. ``release`` drops the targets once nothing allowed
@@ -1282,7 +1287,8 @@ def drive(
         first = [it.engine_index(k) for k in priority]
         order = (*first, *(e for e in range(it.n) if e not in first))
     return _run(it, {it.engine_index(k): p for k, p in targets.items()}, seed, max_steps, stop_on, lazy=lazy,
-                hold=hold, priority=order, release=release, record=record)
+                hold=hold, priority=order, release=release, record=record,
+                land_last=frozenset(it.engine_index(k) for k in land_last))
 
 
 def replay(

@@ -830,6 +830,12 @@ def _targets(cex: dict[str, Any]) -> dict[str, Position]:
     return targets_of(cex)
 
 
+#: Rules whose hazard is an asynchronous op not yet landed when the flagged op runs (the interpreter flags the op
+#: because no barrier since orders it): their schedule is sought with landings as late as the run allows.
+IN_FLIGHT_RULES = frozenset({R.ASYNC_READ_PUBLISH, R.ASYNC_SOURCE_REUSE, R.ASYNC_PENDING_AT_END,
+                             R.ASYNC_FLAG_OVERTAKE, R.ASYNC_INC_OVERTAKE, R.SCRATCH_UNLANDED})
+
+
 def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult | None:
     """A run, with its schedule recorded, in which the interpreter reports ``v``'s rule at ``v``'s engine and op:
     toward the counterexample's positions first (as its replay did), then round robin and seeded random runs.
@@ -845,14 +851,25 @@ def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult 
         return any(match(x) for x in r.violations)
 
     targets = _targets(cex)
-    plans: list[dict[str, Any]] = [{}, {"lazy": True}]
+    # a rule about an op still in flight (no barrier since it) is shown by a run that lands it late: with landings
+    # first, the run shows the read landed before the push it flags, an order in which nothing goes wrong
+    late = v.rule in IN_FLIGHT_RULES
+    # ... the flagged engine's own ops last of all (the other engines' landings fire first when the run is stuck)
+    slow: dict[str, Any] = {"lazy": True, "land_last": [v.position.engine]}
+    plans: list[dict[str, Any]] = [slow, {}] if late else [{}, {"lazy": True}]
     for e in sorted(targets)[:6]:
-        plans += [{"priority": [e]}, {"priority": [e], "lazy": True}]
+        plans += [{"priority": [e], **slow}, {"priority": [e]}] if late else [
+            {"priority": [e]}, {"priority": [e], "lazy": True}]
     plans += [{"seed": s} for s in range(3)]
     # departures last (a multicast leaves its source only when nothing else may move), as the checker's last run
     # from launch and its last directed plan do (``replay.launch_schedules``, ``replay._plans``)
     plans.append({"hold": True})
     try:
+        if late and not targets:
+            # a run from launch with landings last, before the checker's runs (which land eagerly or at random)
+            r = drive(program, trips, {}, stop_on=match, record=True, **slow)
+            if shows(r):
+                return r
         if targets:
             for kw in plans:
                 r = drive(program, trips, targets, stop_on=match, release=True, record=True, **kw)
