@@ -230,8 +230,8 @@ def test_a_function_like_define_is_a_macro_name(tmp_path: Path) -> None:
      "work_units[0].cores: '\uff11,0' is not a core \"x,y\" or a rectangle \"x0,y0-x1,y1\" (inclusive, logical "
      "coordinates, non-negative)"),
     (("num_tiles: 8, start_id: 0}", 'num_tiles: "\uff11..8", start_id: 0}'),
-     "work_units[0].runtime_args.reader.num_tiles: '\uff11..8' is not a range LO..HI (a trip); a runtime argument is "
-     'an integer, a boolean, a range or {"tensor": NAME}'),
+     "work_units[0].runtime_args.reader.num_tiles: '\uff11..8' is not a range LO..HI (a trip); a value is an integer, "
+     'a boolean, a range, {"range": LO..HI, "trip": NAME}, {"tensor": NAME} or {"semaphore": NAME}'),
     (("num_tiles: 8, start_id: 0}", 'num_tiles: {range: "1..\uff18"}, start_id: 0}'),
      "work_units[0].runtime_args.reader.num_tiles.range: '1..\uff18' is not a range LO..HI"),
     # a value of none of the forms a field takes
