@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -371,3 +372,21 @@ def test_a_lambda_init_capture_by_reference_is_refused(tmp_path: Path) -> None:
     body = ("    uint32_t k = 2;", "    auto f = [&c = k]() { return c; };", "    uint32_t m = f();",
             "    for (uint32_t j = 0; j < m; ++j) {", f"        {PUSH}", "    }")
     _refused(_pipeline(tmp_path, body, 2), "lambda init-capture by reference", "reader.cpp", 7)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz (Debian graphviz) not installed")
+def test_explain_names_a_host_descriptions_pictures_by_its_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Host descriptions are one ``host.yaml`` per directory: two explained from one working directory wrote into one
+    ``./host.explain/`` (the second replaced the first's pictures); each is now ``./DIR.host.explain/``."""
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        for name, text in (("reader.cpp", READER), ("reader_helpers.hpp", HELPERS), ("writer.cpp", WRITER)):
+            (tmp_path / d / name).write_text(text)
+        (tmp_path / d / "host.yaml").write_text(yaml.safe_dump(_host_two_ranges(), sort_keys=False))
+    monkeypatch.chdir(tmp_path)
+    for d in ("a", "b"):
+        assert main(["explain", f"{d}/host.yaml", "-q", "--no-cache"]) == 1
+        assert any(Path(f"{d}.host.explain").glob(f"{d}.host.*.svg"))
+    capsys.readouterr()
+    assert not Path("host.explain").exists()

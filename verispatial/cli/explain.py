@@ -37,6 +37,10 @@ def run_explain(program_path: str, out_dir: str | None, html_out: str | None, as
     name = Path(program_path).name
     stem = Path(name).stem if name.endswith((".py", ".yaml", ".yml")) else name.removesuffix(".json").removesuffix(
         ".program")
+    if name.endswith((".yaml", ".yml")):
+        # host descriptions are one host.yaml per directory: named by their directory too, so two explained from one
+        # working directory do not write into one ./host.explain/
+        stem = f"{Path(program_path).resolve().parent.name}.{stem}"
     pictures_dir = _pictures_dir(Path(out_dir if out_dir is not None else f"{stem}.explain"), stem, html_out)
     store = open_proof_store(cache_dir, no_cache)
     from verispatial.cli.imports import certified_path, ttlang_loader
@@ -155,8 +159,9 @@ def _write_pictures(pictures_dir: Path, stem: str, drawn: list[list[Any]]) -> di
 @click.command("explain")
 @click.argument("program", metavar="PROGRAM.json|FILE.py|HOST.yaml")
 @click.option("-o", "--out", "out_dir", metavar="DIR",
-              help="Directory for the pictures, DOT and SVG (default: ./NAME.explain): new, empty, or holding only "
-                   "NAME's pictures of an earlier run, which are replaced.")
+              help="Directory for the pictures, DOT and SVG (default: ./NAME.explain; NAME is the file's stem, for a "
+                   "host description DIR.STEM with DIR its directory): new, empty, or holding only NAME's pictures of "
+                   "an earlier run, which are replaced.")
 @click.option("--html", "html_out", metavar="OUT.html", help="Also write one self-contained HTML report page.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanations as JSON only.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
