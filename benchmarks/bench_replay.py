@@ -8,7 +8,7 @@ the data multicast and its flag on two channels, as tests/test_frontend_ttmetal_
 the host to one block (commit 5ecc894: "no longer walks 60,000 interleavings to drop a candidate"), and the refuted
 examples whose certify took 5 s or more on main.
 
-    python benchmarks/bench_replay.py --base ../main [--rounds N]
+    python benchmarks/bench_replay.py --base ../main [--rounds N] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 EXAMPLES = ("examples/broken/g_rendezvous_short.json", "examples/broken/s_flag_reset_late.json",
-            "examples/broken/c_trip_sender.json")
+            "examples/broken/c_trip_sender.json",
+            # a TT-Lang writer's tx.wait() after its wait block: source reuses replayed by the run with landings last
+            "tests/data/ttlang/write_wait_after.py")
 
 
 def mcast_hosts(out: Path) -> list[Path]:
@@ -73,9 +75,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", type=Path, required=True, help="the baseline tree (a checkout of main)")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", metavar="TEXT", help="only the cases whose name contains TEXT")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         programs = [*mcast_hosts(Path(tmp)), *(ROOT / e for e in EXAMPLES)]
+        programs = [p for p in programs if args.only is None or args.only in p.stem]
         print(f"load average {os.getloadavg()[0]:.2f}; best of {args.rounds} alternating rounds, CPU s of certify")
         print(f"{'program':40} {'base s':>8} {'this s':>8} {'ratio':>6} {'exit base/this':>15}")
         trees = (args.base.resolve(), ROOT)
