@@ -310,7 +310,7 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     if cls is Loop:
         return _loop_op(v)
     if cls is If:
-        return If(var=v["var"], when=Guard(v["when"]), body=_ops(v.get("body", [])))
+        return _MAKE_IF(v["var"], Guard(v["when"]), _ops(v.get("body", [])))
     return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
 
 
@@ -322,7 +322,7 @@ def _loop_op(v: dict[str, Any]) -> Loop:
             count = _conv.structure(count, TripCount)
         elif isinstance(count, float):
             count = int(count)
-    return Loop(v["var"], count, _ops(v.get("body", [])))
+    return _MAKE_LOOP(v["var"], count, _ops(v.get("body", [])))
 
 
 def _ops(vs: list[Any]) -> tuple[Op, ...]:
@@ -384,17 +384,29 @@ def _unstructure_loc(loc: SourceLoc) -> dict[str, Any]:
 
 
 def _structure_loc(e: Any) -> SourceLoc:
+    """The ``SourceLoc`` of a location object the schema accepted: its strings taken as they are and its ints without
+    an ``int`` call (8.0, a JSON Schema integer, still read as 8), built through its slots (``_positional``): a
+    front end records one per op, and the calls were half of structuring a vendor kernel's program."""
     x = e.get("index")
-    index = None if x is None else LoopIndex(
-        str(x["name"]), int(x["step"]), int(x.get("const", 0)), tuple((str(v), int(c)) for v, c in x.get("loops", [])),
-        (str(x["trip"][0]), int(x["trip"][1])) if "trip" in x else None)
-    # built through its slots (``_positional``): a front end records one per op
-    return _MAKE_SOURCE_LOC(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", "")),
-                            _structure_loc(e["called_at"]) if "called_at" in e else None, index)
+    line, column = e["line"], e.get("column", 0)
+    called = e.get("called_at")  # an object when present (the schema)
+    return _MAKE_SOURCE_LOC(e["file"], line if type(line) is int else int(line),
+                            column if type(column) is int else int(column), e.get("text", ""),
+                            None if called is None else _structure_loc(called),
+                            None if x is None else _loop_index(x))
+
+
+def _loop_index(x: dict[str, Any]) -> LoopIndex:
+    return LoopIndex(str(x["name"]), int(x["step"]), int(x.get("const", 0)),
+                     tuple((str(v), int(c)) for v, c in x.get("loops", [])),
+                     (str(x["trip"][0]), int(x["trip"][1])) if "trip" in x else None)
 
 
 def _structure_sources(v: Any, _t: Any = None) -> Sources:
-    return tuple([(tuple(map(int, e["path"])), _structure_loc(e)) for e in v])
+    """An engine program's source table from its array the schema accepted: each path's ints as they are unless one
+    is not an int (8.0 read as 8: the sum of ints is an int), each location by ``_structure_loc``."""
+    return tuple([(tuple(path) if type(sum(path := e["path"])) is int else tuple(map(int, path)), _structure_loc(e))
+                  for e in v])
 
 
 _conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)
@@ -909,6 +921,10 @@ def _positional(cls: type) -> Callable[..., Any]:
 _MAKE_PROGRAM = _positional(Program)
 _MAKE_ENGINE_PROGRAM = _positional(EngineProgram)
 _MAKE_SOURCE_LOC = _positional(SourceLoc)
+# a loop or an if built through its slots: a frozen attrs class's ``__init__`` stores each field by
+# ``object.__setattr__``, half a microsecond a loop (most programs hold a loop per engine, some dozens)
+_MAKE_LOOP = _positional(Loop)
+_MAKE_IF = _positional(If)
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:

@@ -294,55 +294,28 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
     # own phase. The next phase may take the slot, but only for a word of the same initial value: the earlier word
     # is back at its initial value by then (the checker's balance obligation shows it), which is where the later one
-    # must start. So a site needs, per initial value, the most words of that value in one phase.
-    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program. Sites keyed by
-    # coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``), each semaphore's entity
-    # worded only for a finding.
-    wide: dict[tuple[int, int], int] = {}
-    per_phase: dict[tuple[int, int, int], int] = {}
-    per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
+    # must start. So a site needs, per initial value, the most words of that value in one phase (``_semaphore_slots``).
+    # Sites keyed by coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``), each
+    # semaphore's entity worded only for a finding.
+    twice = False  # some semaphore lists a site twice
     for s in p.semaphores:
         sites, sem_section = s.sites, s.section
         if not sites:
             bad(f"semaphore {s.id} ({s.name})", "has no site")
         if sem_section is not None and not 0 <= sem_section < n_sections:
             bad(f"semaphore {s.id} ({s.name})", f"section {sem_section} does not exist ({n_sections} sections)")
-        ph = phases[sem_section] if sem_section is not None and 0 <= sem_section < n_phases else None
         xys = [(site.x, site.y) for site in sites]
         for site, xy in zip(sites, xys, strict=True):
-            if sem_section is None:
-                wide[xy] = wide.get(xy, 0) + 1
-            elif ph is not None:
-                key3 = (*xy, ph)
-                per_phase[key3] = per_phase.get(key3, 0) + 1
-                counts = per_init.setdefault(xy, {})
-                counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
             if not (0 <= xy[0] < mesh_x and 0 <= xy[1] < mesh_y):  # _in_mesh
                 bad(f"semaphore {s.id} ({s.name})", f"site {site} is outside the mesh")
         if len(set(xys)) != len(xys):
             bad(f"semaphore {s.id} ({s.name})", "lists a site twice")
-    sites_used = set(wide) | {(x, y) for x, y, _ in per_phase}
-    every_phase = set(phases)
-    max_semaphores = p.target.max_semaphores
-    for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
-        if (x, y) not in per_init:  # program-wide words only (per_phase and per_init hold the same sites): one rule
-            if wide[(x, y)] > max_semaphores:
-                bad(f"site {Site(x, y)}", f"{wide[(x, y)]} semaphores live at once (in one phase) exceed the target's "
-                                          f"{max_semaphores}")
-            continue
-        most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
-        n = wide.get((x, y), 0) + most
-        if n > max_semaphores:
-            bad(f"site {Site(x, y)}", f"{n} semaphores live at once (in one phase) exceed the target's {max_semaphores}")
-            continue
-        by_init: dict[int, int] = {}
-        for (_ph, init), k in per_init.get((x, y), {}).items():
-            by_init[init] = max(by_init.get(init, 0), k)
-        slots = wide.get((x, y), 0) + sum(by_init.values())
-        if slots > max_semaphores:
-            bad(f"site {Site(x, y)}", _slots_by_init(slots, p.target, by_init,
-                                                     [s for s in p.semaphores
-                                                      if s.section is None and Site(x, y) in s.sites]))
+            twice = True
+    # With every site listed once by each semaphore, a site holds at most every semaphore in one phase and takes at
+    # most one slot per semaphore: no program of at most ``max_semaphores`` semaphores breaks the slot rules (each
+    # needs more on one site), which are counted only for one that might.
+    if twice or len(p.semaphores) > p.target.max_semaphores:
+        _semaphore_slots(p, phases, bad)
 
     # Each group's destinations, listed once (``_OpPass`` reads them too); only a rectangle inside the mesh is listed
     # (one reaching 2**32 columns out would be 2**32 sites; the rule below reports it).
@@ -439,6 +412,52 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 _scratch_access_rule(p, {}, ep, op, lambda entity, rule: late.append(IrViolation(entity, rule)))
         out[scratch_at:scratch_at] = late
     return out, ops
+
+
+def _semaphore_slots(p: Program, phases: list[int], bad: Report) -> None:
+    """The semaphore slot rules of ``p`` (``phases``: ``p.phase_of_section()``), per site in row order: at most
+    ``max_semaphores`` words live in one phase, and, since a later phase takes only the slot of a word with its own
+    initial value, at most that many slots counted per initial value (the most words of it in one phase)."""
+    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program. Sites keyed by
+    # coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``).
+    wide: dict[tuple[int, int], int] = {}
+    per_phase: dict[tuple[int, int, int], int] = {}
+    per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
+    n_phases = len(phases)
+    for s in p.semaphores:
+        sem_section = s.section
+        ph = phases[sem_section] if sem_section is not None and 0 <= sem_section < n_phases else None
+        for site in s.sites:
+            xy = (site.x, site.y)
+            if sem_section is None:
+                wide[xy] = wide.get(xy, 0) + 1
+            elif ph is not None:
+                key3 = (*xy, ph)
+                per_phase[key3] = per_phase.get(key3, 0) + 1
+                counts = per_init.setdefault(xy, {})
+                counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
+    sites_used = set(wide) | {(x, y) for x, y, _ in per_phase}
+    every_phase = set(phases)
+    max_semaphores = p.target.max_semaphores
+    for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
+        if (x, y) not in per_init:  # program-wide words only (per_phase and per_init hold the same sites): one rule
+            if wide[(x, y)] > max_semaphores:
+                bad(f"site {Site(x, y)}", f"{wide[(x, y)]} semaphores live at once (in one phase) exceed the target's "
+                                          f"{max_semaphores}")
+            continue
+        most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
+        n = wide.get((x, y), 0) + most
+        if n > max_semaphores:
+            bad(f"site {Site(x, y)}", f"{n} semaphores live at once (in one phase) exceed the target's {max_semaphores}")
+            continue
+        by_init: dict[int, int] = {}
+        for (_ph, init), k in per_init.get((x, y), {}).items():
+            by_init[init] = max(by_init.get(init, 0), k)
+        slots = wide.get((x, y), 0) + sum(by_init.values())
+        if slots > max_semaphores:
+            bad(f"site {Site(x, y)}", _slots_by_init(slots, p.target, by_init,
+                                                     [s for s in p.semaphores
+                                                      if s.section is None and Site(x, y) in s.sites]))
 
 
 def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
