@@ -25,7 +25,7 @@ import cattrs
 import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, ParseError
-from verispatial.ir.core import Dynamic, Engine, Guard, Site
+from verispatial.ir.core import SITES_BY_XY, Dynamic, Engine, Guard, Site, site_at
 from verispatial.ir.fastjson import fast_parse as _fast_parse
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import (
@@ -170,19 +170,10 @@ def _int(v: Any) -> int:
     return v if type(v) is int else int(v)
 
 
-#: Sites read so far, by coordinates: a program names a few hundred sites thousands of times, and ``Site`` is frozen,
-#: so one instance per coordinate pair serves every op (a dict hit instead of a constructor, on load).
-_SITES: dict[tuple[int, int], Site] = {}
-
-
 def _site(v: Any) -> Site:
-    got = _SITES.get((v[0], v[1]))  # 8.0 finds the site of 8 (equal numbers hash alike): no int() call on a hit
-    if got is None:
-        x, y = int(v[0]), int(v[1])  # int() of an int is itself; of 8.0 (a JSON Schema integer), 8
-        got = Site(x, y)
-        if len(_SITES) < 1 << 16:  # bounded: coordinates come from documents
-            _SITES[(x, y)] = got
-    return got
+    # 8.0 finds the site of 8 (equal numbers hash alike): no int() call on a hit
+    got = SITES_BY_XY.get((v[0], v[1]))
+    return got if got is not None else site_at(int(v[0]), int(v[1]))  # int() of 8.0 (a JSON Schema integer): 8
 
 
 def _member(v: Any, members: dict[Any, Any], cls: Any) -> Any:
@@ -901,9 +892,10 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
 
 
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
+    starts, sources = d.get("section_starts"), d.get("sources")  # arrays when present (the schema)
     return _MAKE_ENGINE_PROGRAM(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine),
-                                _ops(d["ops"]), tuple(map(int, d.get("section_starts", ()))),
-                                _structure_sources(d["sources"]) if "sources" in d else ())
+                                _ops(d["ops"]), () if starts is None else tuple(map(int, starts)),
+                                () if sources is None else _structure_sources(sources))
 
 
 def _positional(cls: type) -> Callable[..., Any]:

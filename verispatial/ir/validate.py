@@ -1552,6 +1552,7 @@ class _OpPass:
             n = self._count_rules(ep, op, at)
         inner = {**ranges, op.var: max(n - 1, 0)}
         body_loops = (*loops, op.var)
+        times *= n  # each op of the body runs n times per run of the loop
         leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
         quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
         mcast_quick, acc_quick = _MCAST_QUICK, _ACC_QUICK
@@ -1560,11 +1561,11 @@ class _OpPass:
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
+            if cls in sem_quick and self._sem_passes(x, ep, body_loops, times, inner):  # no rule can fail
                 continue
             if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
                 continue
-            if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
+            if cls in mcast_quick and self._mcast_passes(x, ep, times):  # no rule can fail
                 continue
             if cls in acc_quick and self._acc_passes(x):  # no rule can fail
                 continue
@@ -1572,11 +1573,11 @@ class _OpPass:
                 where = (*at, j)
                 leaf(ep, x, where, body_loops, top, phase, inner)
                 if cls in word_ops:
-                    self._word_range(ep, x, where, times * n, inner)
+                    self._word_range(ep, x, where, times, inner)
             elif cls is Loop:  # ``op``'s loop case without its call
-                self._loop(ep, x, (*at, j), body_loops, times * n, inner, top, phase)  # type: ignore[arg-type]
+                self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
             else:
-                self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
+                self.op(ep, x, (*at, j), body_loops, times, inner, top, phase)
 
     def _count_rules(self, ep: EngineProgram, op: Loop, at: tuple[int, ...]) -> int:
         """The rules of a loop's count that is not a constant in ``[0, U32]`` (``_loop`` passes those over); returns
@@ -2046,7 +2047,12 @@ def _sources_pass(sources: Sequence[tuple[tuple[int, ...], SourceLoc]], ops: tup
         return False
     # each path's body looked up once per distinct prefix (a loop's ops share theirs), not walked per path
     bodies: dict[tuple[int, ...], tuple[Op, ...] | None] = {(): ops}
+    n = len(ops)
     for path in paths:
+        if len(path) == 1:  # a top-level op (most): no prefix to look up
+            if not 0 <= path[0] < n:
+                return False
+            continue
         if not path:
             continue  # names the program's ops (``_names_an_op``)
         prefix = path[:-1]
