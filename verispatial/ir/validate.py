@@ -1538,41 +1538,39 @@ class _OpPass:
 
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:
-        self.loop_vars.append(op.var)
-        if op.var in loops:
-            self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
+        var = op.var
+        self.loop_vars.append(var)
+        if var in loops:
+            self._report(ep, at, op, f"loop variable {var!r} shadows an enclosing loop's")
         if len(at) > NEST_MAX:
             self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
             self.cut_short = True
             return
         count = op.count
-        if type(count) is int and 0 <= count <= U32:  # a constant in range (most loops): no rule to test
-            n = count
-        else:
-            n = self._count_rules(ep, op, at)
-        inner = {**ranges, op.var: max(n - 1, 0)}
-        body_loops = (*loops, op.var)
+        # a constant in range (most loops): no rule to test
+        n = count if type(count) is int and 0 <= count <= U32 else self._count_rules(ep, op, at)
+        inner = {**ranges, var: n - 1 if n > 0 else 0}
+        body_loops = (*loops, var)
         times *= n  # each op of the body runs n times per run of the loop
-        leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
-        quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
-        mcast_quick, acc_quick = _MCAST_QUICK, _ACC_QUICK
+        # the module's tables read as globals: a body holds a few ops, too few to repay copying them to locals
+        quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in sem_quick and self._sem_passes(x, ep, body_loops, times, inner):  # no rule can fail
+            if cls in _SEM_QUICK and self._sem_passes(x, ep, body_loops, times, inner):  # no rule can fail
                 continue
-            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
+            if cls in _TRANSFER_QUICK and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
                 continue
-            if cls in mcast_quick and self._mcast_passes(x, ep, times):  # no rule can fail
+            if cls in _MCAST_QUICK and self._mcast_passes(x, ep, times):  # no rule can fail
                 continue
-            if cls in acc_quick and self._acc_passes(x):  # no rule can fail
+            if cls in _ACC_QUICK and self._acc_passes(x):  # no rule can fail
                 continue
-            if cls in leaves:  # ``op``'s leaf case without its call
+            if cls in _LEAVES:  # ``op``'s leaf case without its call
                 where = (*at, j)
-                leaf(ep, x, where, body_loops, top, phase, inner)
-                if cls in word_ops:
+                self._leaf(ep, x, where, body_loops, top, phase, inner)
+                if cls in _WORD_OPS:
                     self._word_range(ep, x, where, times, inner)
             elif cls is Loop:  # ``op``'s loop case without its call
                 self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
