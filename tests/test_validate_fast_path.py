@@ -13,6 +13,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_validate_rules import fast_paths_off
 
 from verispatial.ir import (
     WORMHOLE,
@@ -303,6 +304,8 @@ def test_semaphore_slots_of_a_semaphore_listing_its_site_twice(n: int, listed: i
     twice = [f"semaphore {i} (s{i}): lists a site twice" for i in range(n)] if listed > 1 else []
     over = [f"site (0,0): {n * listed} semaphores live at once (in one phase) exceed the target's {cap}"]
     assert [str(v) for v in validate(p)] == twice + (over if n * listed > cap else [])
+    with fast_paths_off():  # every program's slots counted: the same
+        assert [str(v) for v in validate(p)] == twice + (over if n * listed > cap else [])
 
 
 def test_printable_is_isprintable() -> None:

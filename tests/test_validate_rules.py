@@ -358,11 +358,12 @@ def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
     no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
     ``_mcast_passes``, no accumulator acquire by ``_acc_passes``, no source location by ``_check_sources``, no
-    tensor's shards told apart by ``_shard_tile_set``): every leaf through the generic id, page and tile rules, every
-    source location through ``_source_rules``, every shard's tiles through the holder rules."""
+    tensor's shards told apart by ``_shard_tile_set``, no program's semaphore slots left uncounted): every leaf through
+    the generic id, page and tile rules, every source location through ``_source_rules``, every shard's tiles through
+    the holder rules, every site's slots through ``_semaphore_slots``."""
     saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
              validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK,
-             validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK)
+             validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK, validate_module._SLOTS_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
@@ -372,12 +373,13 @@ def fast_paths_off() -> Iterator[None]:
     validate_module._SOURCES_QUICK = False
     validate_module._ACC_QUICK = frozenset()
     validate_module._SHARD_DISJOINT_QUICK = False
+    validate_module._SLOTS_QUICK = False
     try:
         yield
     finally:
         (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
          validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK,
-         validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK) = saved
+         validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK, validate_module._SLOTS_QUICK) = saved
 
 
 def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:

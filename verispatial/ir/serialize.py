@@ -301,7 +301,7 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     if cls is Loop:
         return _loop_op(v)
     if cls is If:
-        return _MAKE_IF(v["var"], Guard(v["when"]), _ops(v.get("body", [])))
+        return _MAKE_IF(v["var"], _member(v["when"], Guard._value2member_map_, Guard), _ops(v.get("body", [])))
     return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
 
 
@@ -310,7 +310,7 @@ def _loop_op(v: dict[str, Any]) -> Loop:
     count = v["count"]
     if type(count) is not int:
         if isinstance(count, dict):
-            count = _conv.structure(count, TripCount)
+            count = _BUILD_TRIP_COUNT(count)
         elif isinstance(count, float):
             count = int(count)
     return _MAKE_LOOP(v["var"], count, _ops(v.get("body", [])))
@@ -916,6 +916,7 @@ _MAKE_SOURCE_LOC = _positional(SourceLoc)
 # a loop or an if built through its slots: a frozen attrs class's ``__init__`` stores each field by
 # ``object.__setattr__``, half a microsecond a loop (most programs hold a loop per engine, some dozens)
 _MAKE_LOOP = _positional(Loop)
+_BUILD_TRIP_COUNT = _builder(TripCount)  # a loop's count read from a trip: the generated constructor, not cattrs
 _MAKE_IF = _positional(If)
 
 
