@@ -912,28 +912,29 @@ def _check_scratch(p: Program, report: Report) -> None:
     - a read into it or a write from it moves at most its ``capacity x page_tiles`` tiles;
     - a ``ScratchAccess`` names a scratch buffer."""
     scratch = {b.id: b for b in p.buffers if b.scratch}
-    for b in scratch.values():
-        e = _buffer_name(b)
-        if b.alias_of is not None or any(x.alias_of == b.id for x in p.buffers):
-            report(e, "a scratch buffer is its own bytes: it neither aliases nor is aliased by another buffer")
+    aliased = {x.alias_of for x in p.buffers if x.alias_of is not None} if scratch else set()
+    for b in scratch.values():  # each buffer's name worded only for a finding
+        if b.alias_of is not None or b.id in aliased:
+            report(_buffer_name(b), "a scratch buffer is its own bytes: it neither aliases nor is aliased by another "
+                                    "buffer")
         if b.shard is not None:
-            report(e, "a scratch buffer is not sharded: its bytes are its own, not a tensor's")
+            report(_buffer_name(b), "a scratch buffer is not sharded: its bytes are its own, not a tensor's")
         if b.persistent:
-            report(e, "a scratch buffer has no ring counters to outlive the program: it is not persistent")
+            report(_buffer_name(b), "a scratch buffer has no ring counters to outlive the program: it is not persistent")
         if b.space != Space.LOCAL:
-            report(e, "a scratch buffer lives in local memory (L1)")
-    phases = p.phase_of_section()
-    ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
-    at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
+            report(_buffer_name(b), "a scratch buffer lives in local memory (L1)")
+    # Per buffer id its phase, and the scratch buffers by (site, cb index, phase): built for the first multicast that
+    # might land in one (a ``Site`` hashes through its Python ``__hash__``).
+    ph: dict[int, int | None] = {}
+    at: dict[tuple[Site, int, int | None], int] | None = None
     # The index-buffer rule's findings come first; whether any indirect address names no buffer (the only kind whose
     # buffer is derived, ``Program.index_buffers``: a walk of its own) is seen on the walk below, whose findings wait.
     ops_found: list[tuple[str, str]] = []
     by_op: Report = lambda entity, rule: ops_found.append((entity, rule))  # noqa: E731
     derived = False
-    owner: dict[int, str] = {}
+    owner: dict[int, EngineProgram] = {}  # the first program to use each scratch buffer
     scratch_ids = frozenset(scratch)
     for ep in p.programs:
-        key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
             addr = getattr(op, "addr", None)  # as ``Program.index_candidates`` reads every op
             if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
@@ -953,6 +954,10 @@ def _check_scratch(p: Program, report: Report) -> None:
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
+                if at is None:
+                    phases = p.phase_of_section()
+                    ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
+                    at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
                     if hit is not None:
@@ -965,7 +970,7 @@ def _check_scratch(p: Program, report: Report) -> None:
                     by_op(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
             # the set of the named scratch buffers, made in the order they are named (a list argument is walked)
-            named = scratch_ids.intersection(_buffers_named(op))
+            named = scratch_ids.intersection(_NAMED[cls](op))
             for i in named:
                 x = scratch[i]
                 allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
@@ -980,9 +985,9 @@ def _check_scratch(p: Program, report: Report) -> None:
                     # Python code)
                     by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
                                               f"{ep.site}")
-                first = owner.setdefault(i, key)
-                if first != key:
-                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
+                first = owner.setdefault(i, ep)
+                if first is not ep and first.key != ep.key:  # programs told by their keys, formatted only here
+                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first.key} uses: a "
                                               "scratch buffer is private to one engine")
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
                     by_op(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
@@ -995,22 +1000,28 @@ def _check_scratch(p: Program, report: Report) -> None:
 
 
 def _buffers_named(op: Op) -> list[int]:
-    """The buffer ids ``op`` names itself (not its body): the buffers of ``ir.ids.op_ids``, read through the class's
-    id fields (``_SHAPE``) rather than every attrs field of the op."""
-    ids, _pages, _tiles = _SHAPE.get(type(op)) or _shape(type(op))
-    out: list[int] = []
+    """The buffer ids ``op`` names itself (not its body), in field order: the buffers of ``ir.ids.op_ids``, read
+    through the class's id fields (``_SHAPE``) rather than every attrs field of the op, then its indirect address's
+    index buffer (``named_index_buffer``). Raises ``KeyError`` for a class not in ``OP_TAGS``."""
+    return _NAMED[type(op)](op)
+
+
+def _namer(cls: type) -> Callable[[Op], list[int]]:
+    """``_buffers_named`` of the ops of ``cls``, generated from its id fields (``_SHAPE``): no loop over the fields,
+    no ``getattr`` by name, per op."""
+    ids, _pages, _tiles = _SHAPE.get(cls) or _shape(cls)
+    lines = ["def named(op):", "    out = []"]
     for fname, kind in ids:
-        v = getattr(op, fname)
-        if v is None:
-            continue
         if kind == ID_OPERANDS:
-            out.extend(o.buf for o in v)
+            lines += [f"    v = op.{fname}", "    if v is not None:", "        out.extend([o.buf for o in v])"]
         elif kind == ID_BUFFER:
-            out.append(v)
-    named = named_index_buffer(op)
-    if named is not None:
-        out.append(named)
-    return out
+            lines += [f"    v = op.{fname}", "    if v is not None:", "        out.append(v)"]
+    if "addr" in attrs.fields_dict(cls):  # as ``named_index_buffer`` reads it
+        lines += ["    a = op.addr", "    if a is not None and a.dynamic is not None and a.dynamic.buf is not None:",
+                  "        out.append(a.dynamic.buf)"]
+    env: dict[str, Any] = {}
+    exec("\n".join([*lines, "    return out", ""]), env)  # from the class's fields
+    return env["named"]  # type: ignore[no-any-return]
 
 
 def _scratch_access_rule(p: Program, scratch: dict[int, Buffer], ep: EngineProgram, op: ScratchAccess,
@@ -2208,6 +2219,8 @@ def _quick(cls: type) -> Quick:
 #: Per leaf op class, whether it has a field naming an id (``_SHAPE``): one without names no buffer but through an
 #: address (``_check_scratch`` passes over it).
 _SHAPE_IDS: dict[type, bool] = {cls: bool(_shape(cls)[0]) for cls in OP_TAGS if cls not in CONTAINERS}
+#: ``_buffers_named`` of each op class (a loop's and an if's: none).
+_NAMED: dict[type, Callable[[Op], list[int]]] = {cls: _namer(cls) for cls in OP_TAGS}
 #: ``_quick`` of every leaf op class.
 _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in CONTAINERS}
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
