@@ -686,6 +686,25 @@ def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
     assert [(v.entity, v.rule) for v in validate(p)] == [("tensor A", rule), ("tensor B", rule)]
 
 
+@pytest.mark.parametrize(("shape", "refused"), [
+    ((1 << 16, (1 << 16) - 1), False),  # fewer than 2**32 elements: passes uncounted
+    ((1 << 16, 1 << 16), False),  # 2**32 elements in 2**22 tiles: counted, passes
+    (((2**32 - 1) * 32, 32), False),  # 2**32 - 1 tiles: the most
+    ((1 << 37, 32), True),  # 2**32 tiles of 32 x 32
+    ((1 << 37, 31), True),  # padded up to 2**32 tiles
+    ((1 << 42,), True),  # one row of 2**37 tiles
+])
+def test_the_tile_rule_counts_tiles_only_past_32_bit_elements(shape: tuple[int, ...], refused: bool) -> None:
+    """A tensor of at most 2**32 - 1 elements has at most that many tiles (each tile holds an element): the tile
+    rule passes it without counting; past that its tiles are counted, refused past 2**32 - 1."""
+    p = base()
+    p = attrs.evolve(p, tensors=(*p.tensors, Tensor("A", shape, "bf16", Role.INPUT)))
+    tiles = Tensor("A", shape, "bf16", Role.INPUT).tiles(p.target.tile)
+    assert (tiles > 2**32 - 1) is refused
+    rule = f"shape {list(shape)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
+    assert (("tensor A", rule) in [(v.entity, v.rule) for v in validate(p)]) is refused
+
+
 @pytest.mark.parametrize("named", [False, True])
 def test_a_scratch_buffer_as_an_index_buffer_is_reported_before_the_ops_that_misuse_scratch(named: bool) -> None:
     """The scratch rules report a scratch buffer that an indirect address derives as its index buffer (the address

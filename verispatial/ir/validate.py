@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import math
 import operator
 import typing
 import unicodedata
@@ -635,6 +636,10 @@ def _check_tensors_and_trips(p: Program, bad: Report,
         elif trip.max > U32:
             bad(f"trip {trip.name}", f"max {clip(str(trip.max))} is too large for the model (trips are 32-bit "
                                      f"runtime arguments: at most {U32})")
+    tile = p.target.tile
+    # A tile of each shape holds at least one element (every dimension at least 1, checked first): at most as many
+    # tiles as elements, so a tensor of at most U32 elements passes the tile rule without counting its tiles.
+    whole = bool(tile) and min(tile) >= 1
     for t in p.tensors:
         if t.dtype not in p.target.tile_bytes:
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
@@ -642,7 +647,7 @@ def _check_tensors_and_trips(p: Program, bad: Report,
             bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
         elif t.shape and min(t.shape) <= 0:
             bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
-        elif t.tiles(p.target.tile) > U32:
+        elif not (whole and math.prod(t.shape) <= U32) and t.tiles(tile) > U32:
             bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
                                     "tiles: tile ids are 32-bit)")
         elif t.trip_rows is not None:
