@@ -3,7 +3,8 @@ message, by ``loads_document`` as it is and by the plain path — the program sc
 rewritten, ``serialize.dispatch_trees``) and ``validate`` with every fast path off (no ``_quick`` predicate, no op
 passed over as quiet, no semaphore op by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
 ``_mcast_passes``, no accumulator acquire by ``_acc_passes``, no source location by ``_check_sources``' quick test, no
-shards told apart by ``_shard_tile_set``). Nothing malformed gets in by a fast path, and no message changes with one."""
+shards told apart by ``_shard_tile_set``, no program's semaphore slots left uncounted). Nothing malformed gets in by a
+fast path, and no message changes with one."""
 
 from __future__ import annotations
 

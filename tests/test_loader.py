@@ -250,3 +250,35 @@ def test_programs_are_built_as_their_init_builds_them() -> None:
 
     assert _positional(Checked) is Checked
     assert _positional(Program) is not Program
+
+
+def test_loops_ifs_trip_counts_and_source_locations_are_built_as_their_init_builds_them() -> None:
+    """A loop and an if (through their slots), a loop's trip count (its generated constructor), an if's guard (the
+    enum's own table) and a source table (its strings as read, its ints without ``int``): the objects their
+    ``__init__`` builds from the same fields, equal and hashing alike; an integral float of a count, a path, a line or
+    a column (a JSON Schema integer) is read as the int."""
+    from verispatial.ir.core import Guard
+    from verispatial.ir.ops import If, Push, TripCount
+    from verispatial.ir.serialize import _structure_sources
+    from verispatial.ir.source import LoopIndex, SourceLoc
+
+    loop = {"op": "loop", "var": "i", "count": {"trip": "n", "scale": 2.0, "offset": 1}, "body": [
+        {"op": "if", "var": "i", "when": "not_last", "body": [{"op": "push", "buf": 0, "pages": 1}]}]}
+    want = Loop("i", TripCount("n", 2, 1), (If("i", Guard.NOT_LAST, (Push(0, 1),)),))
+    got = _structure_op(loop)
+    assert got == want
+    assert hash(got) == hash(want)
+    assert got.count == _conv.structure(loop["count"], TripCount)
+    assert type(got.count.scale) is int
+    assert _structure_op(dict(loop, count={"trip": "n"})).count == TripCount("n")
+    table = [{"path": [0, 1.0], "file": "k.cpp", "line": 3.0, "column": 2.0, "text": "x();",
+              "called_at": {"file": "h.hpp", "line": 7}},
+             {"path": [1], "file": "k.cpp", "line": 4, "index": {"name": "j", "step": 2, "const": 1}}]
+    want_table = (((0, 1), SourceLoc("k.cpp", 3, 2, "x();", SourceLoc("h.hpp", 7))),
+                  ((1,), SourceLoc("k.cpp", 4, index=LoopIndex("j", 2, 1))))
+    got_table = _structure_sources(table)
+    assert got_table == want_table
+    assert hash(got_table) == hash(want_table)
+    assert all(type(v) is int for path, loc in got_table for v in (*path, loc.line, loc.column))
+    with pytest.raises(ValueError, match="never"):  # a guard the enum does not hold (the schema refuses it first)
+        _structure_op(dict(loop["body"][0], when="never"))

@@ -13,6 +13,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_validate_rules import fast_paths_off
 
 from verispatial.ir import (
     WORMHOLE,
@@ -288,6 +289,23 @@ def test_semaphore_slots_on_a_site_of_program_wide_words_only_and_of_sections(wi
     n = wide + sectioned
     expected = [] if n <= cap else [f"site (0,0): {n} semaphores live at once (in one phase) exceed the target's {cap}"]
     assert [str(v) for v in validate(p)] == expected
+
+
+@pytest.mark.parametrize(("n", "listed"), [(8, 2), (9, 2), (16, 1), (6, 3), (1, 17)])
+def test_semaphore_slots_of_a_semaphore_listing_its_site_twice(n: int, listed: int) -> None:
+    """The slot rules are counted only for a program that might break them: more semaphores than the target's slots,
+    or one listing a site twice (each listing takes a slot, as the count has always taken it). ``n`` program-wide
+    semaphores each listing site (0,0) ``listed`` times: every repeat is reported, then the site's count past the
+    slots."""
+    site = Site(0, 0)
+    cap = WORMHOLE.max_semaphores
+    sems = tuple(Semaphore(i, f"s{i}", (site,) * listed, 0, SemRole.COUNTER, None) for i in range(n))
+    p = Program("slots", WORMHOLE, semaphores=sems, sections=(SectionSpan("main"),))
+    twice = [f"semaphore {i} (s{i}): lists a site twice" for i in range(n)] if listed > 1 else []
+    over = [f"site (0,0): {n * listed} semaphores live at once (in one phase) exceed the target's {cap}"]
+    assert [str(v) for v in validate(p)] == twice + (over if n * listed > cap else [])
+    with fast_paths_off():  # every program's slots counted: the same
+        assert [str(v) for v in validate(p)] == twice + (over if n * listed > cap else [])
 
 
 def test_printable_is_isprintable() -> None:

@@ -358,11 +358,12 @@ def fast_paths_off() -> Iterator[None]:
     """``validate`` with the generated quick checks off (``_QUICK`` always false, no ``_QUIET`` class for any engine,
     no semaphore op passed over by ``_sem_passes``, no transfer by ``_transfer_passes``, no multicast by
     ``_mcast_passes``, no accumulator acquire by ``_acc_passes``, no source location by ``_check_sources``, no
-    tensor's shards told apart by ``_shard_tile_set``): every leaf through the generic id, page and tile rules, every
-    source location through ``_source_rules``, every shard's tiles through the holder rules."""
+    tensor's shards told apart by ``_shard_tile_set``, no program's semaphore slots left uncounted): every leaf through
+    the generic id, page and tile rules, every source location through ``_source_rules``, every shard's tiles through
+    the holder rules, every site's slots through ``_semaphore_slots``."""
     saved = (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
              validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK,
-             validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK)
+             validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK, validate_module._SLOTS_QUICK)
     validate_module._QUICK = {cls: (lambda *_: False) for cls in saved[0]}
     validate_module._QUIET = frozenset()
     validate_module._QUIET_OF = {e: {} for e in Engine}
@@ -372,12 +373,13 @@ def fast_paths_off() -> Iterator[None]:
     validate_module._SOURCES_QUICK = False
     validate_module._ACC_QUICK = frozenset()
     validate_module._SHARD_DISJOINT_QUICK = False
+    validate_module._SLOTS_QUICK = False
     try:
         yield
     finally:
         (validate_module._QUICK, validate_module._QUIET, validate_module._QUIET_OF, validate_module._SEM_QUICK,
          validate_module._TRANSFER_QUICK, validate_module._MCAST_QUICK, validate_module._SOURCES_QUICK,
-         validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK) = saved
+         validate_module._ACC_QUICK, validate_module._SHARD_DISJOINT_QUICK, validate_module._SLOTS_QUICK) = saved
 
 
 def _generic_only(p: Program, found: Callable[[Program], Any] = _found) -> Any:
@@ -682,6 +684,25 @@ def test_tensors_too_large_for_32_bit_tile_ids_are_each_named() -> None:
                                  Tensor("C", (64, 64), "bf16", Role.INPUT)))
     rule = f"shape {list(big)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
     assert [(v.entity, v.rule) for v in validate(p)] == [("tensor A", rule), ("tensor B", rule)]
+
+
+@pytest.mark.parametrize(("shape", "refused"), [
+    ((1 << 16, (1 << 16) - 1), False),  # fewer than 2**32 elements: passes uncounted
+    ((1 << 16, 1 << 16), False),  # 2**32 elements in 2**22 tiles: counted, passes
+    (((2**32 - 1) * 32, 32), False),  # 2**32 - 1 tiles: the most
+    ((1 << 37, 32), True),  # 2**32 tiles of 32 x 32
+    ((1 << 37, 31), True),  # padded up to 2**32 tiles
+    ((1 << 42,), True),  # one row of 2**37 tiles
+])
+def test_the_tile_rule_counts_tiles_only_past_32_bit_elements(shape: tuple[int, ...], refused: bool) -> None:
+    """A tensor of at most 2**32 - 1 elements has at most that many tiles (each tile holds an element): the tile
+    rule passes it without counting; past that its tiles are counted, refused past 2**32 - 1."""
+    p = base()
+    p = attrs.evolve(p, tensors=(*p.tensors, Tensor("A", shape, "bf16", Role.INPUT)))
+    tiles = Tensor("A", shape, "bf16", Role.INPUT).tiles(p.target.tile)
+    assert (tiles > 2**32 - 1) is refused
+    rule = f"shape {list(shape)} is too large for the model (at most {2**32 - 1} tiles: tile ids are 32-bit)"
+    assert (("tensor A", rule) in [(v.entity, v.rule) for v in validate(p)]) is refused
 
 
 @pytest.mark.parametrize("named", [False, True])

@@ -126,7 +126,13 @@ def test_what_would_make_scratch_bytes_not_private_is_refused_by_name() -> None:
     # a second engine uses it
     w = ep(A, Engine.WRITER, Wait(S, 1))
     q = attrs.evolve(p, programs=(*p.programs, attrs.evolve(w, ops=(ScratchAccess(S),))))
-    assert any("private to one engine" in r for r in _refusals(q))
+    assert [str(v) for v in validate(q)] == [
+        "program (0,0).writer scratch_access(b0): uses scratch buffer 0 (src), which program (0,0).reader uses: a "
+        "scratch buffer is private to one engine"]
+    # a second program of the same site and engine is refused as such, not as another engine
+    q = attrs.evolve(p, programs=(*p.programs, attrs.evolve(p.programs[0], ops=(ScratchAccess(S),))))
+    assert "one program per (site, engine)" in _refusals(q)
+    assert not any("private to one engine" in r for r in _refusals(q))
     # scratch_access of a plain buffer
     q = attrs.evolve(p, buffers=(attrs.evolve(p.buffers[0], scratch=False),))
     assert any("not a scratch buffer" in r for r in _refusals(q))

@@ -18,6 +18,22 @@ class Site:
         return f"({_coord(self.x)},{_coord(self.y)})"
 
 
+#: Sites made by ``site_at``, by coordinates: ``Site`` is frozen, so one instance per coordinate pair serves every
+#: reader (a program names a few hundred sites thousands of times: a dict hit instead of a constructor).
+SITES_BY_XY: dict[tuple[int, int], Site] = {}
+
+
+def site_at(x: int, y: int) -> Site:
+    """``Site(x, y)``, one shared instance per coordinates (the first 65,536 pairs met are kept: coordinates come from
+    documents)."""
+    got = SITES_BY_XY.get((x, y))
+    if got is None:
+        got = Site(x, y)
+        if len(SITES_BY_XY) < 1 << 16:
+            SITES_BY_XY[(x, y)] = got
+    return got
+
+
 def _coord(v: int) -> str:
     """A coordinate as text; one of more than 20 digits (never inside a mesh: only in a message refusing it) is cut,
     so a message quotes at most a few dozen characters of it."""

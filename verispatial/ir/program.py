@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-from verispatial.ir.core import Engine, Role, SemRole, Site, Space
+from verispatial.ir.core import Engine, Role, SemRole, Site, Space, site_at
 from verispatial.ir.ops import (
     CONTAINERS,
     OP_TAGS,
@@ -202,7 +202,7 @@ class Group:
         for y in range(min(y0, y1), max(y0, y1) + 1):
             for x in range(min(x0, x1), max(x0, x1) + 1):
                 if loopback or x != sx or y != sy:  # by coordinates: a Site compares through Python code
-                    out.append(Site(x, y))
+                    out.append(site_at(x, y))  # shared, not built: a frozen attrs class's __init__ is slow
         return tuple(out)
 
     @property

@@ -25,7 +25,7 @@ import cattrs
 import jsonschema_rs
 
 from verispatial.errors import InvalidProgram, IrViolation, ParseError
-from verispatial.ir.core import Dynamic, Engine, Guard, Site
+from verispatial.ir.core import SITES_BY_XY, Dynamic, Engine, Guard, Site, site_at
 from verispatial.ir.fastjson import fast_parse as _fast_parse
 from verispatial.ir.limits import DOCUMENT_MAX_BYTES, QUOTE_MAX, clip
 from verispatial.ir.ops import (
@@ -170,19 +170,10 @@ def _int(v: Any) -> int:
     return v if type(v) is int else int(v)
 
 
-#: Sites read so far, by coordinates: a program names a few hundred sites thousands of times, and ``Site`` is frozen,
-#: so one instance per coordinate pair serves every op (a dict hit instead of a constructor, on load).
-_SITES: dict[tuple[int, int], Site] = {}
-
-
 def _site(v: Any) -> Site:
-    got = _SITES.get((v[0], v[1]))  # 8.0 finds the site of 8 (equal numbers hash alike): no int() call on a hit
-    if got is None:
-        x, y = int(v[0]), int(v[1])  # int() of an int is itself; of 8.0 (a JSON Schema integer), 8
-        got = Site(x, y)
-        if len(_SITES) < 1 << 16:  # bounded: coordinates come from documents
-            _SITES[(x, y)] = got
-    return got
+    # 8.0 finds the site of 8 (equal numbers hash alike): no int() call on a hit
+    got = SITES_BY_XY.get((v[0], v[1]))
+    return got if got is not None else site_at(int(v[0]), int(v[1]))  # int() of 8.0 (a JSON Schema integer): 8
 
 
 def _member(v: Any, members: dict[Any, Any], cls: Any) -> Any:
@@ -310,7 +301,7 @@ def _structure_op(v: Any, _t: Any = None) -> Op:
     if cls is Loop:
         return _loop_op(v)
     if cls is If:
-        return If(var=v["var"], when=Guard(v["when"]), body=_ops(v.get("body", [])))
+        return _MAKE_IF(v["var"], _member(v["when"], Guard._value2member_map_, Guard), _ops(v.get("body", [])))
     return _conv.structure({k: x for k, x in v.items() if k != "op"}, cls)  # type: ignore[no-any-return]
 
 
@@ -319,10 +310,10 @@ def _loop_op(v: dict[str, Any]) -> Loop:
     count = v["count"]
     if type(count) is not int:
         if isinstance(count, dict):
-            count = _conv.structure(count, TripCount)
+            count = _BUILD_TRIP_COUNT(count)
         elif isinstance(count, float):
             count = int(count)
-    return Loop(v["var"], count, _ops(v.get("body", [])))
+    return _MAKE_LOOP(v["var"], count, _ops(v.get("body", [])))
 
 
 def _ops(vs: list[Any]) -> tuple[Op, ...]:
@@ -384,17 +375,29 @@ def _unstructure_loc(loc: SourceLoc) -> dict[str, Any]:
 
 
 def _structure_loc(e: Any) -> SourceLoc:
+    """The ``SourceLoc`` of a location object the schema accepted: its strings taken as they are and its ints without
+    an ``int`` call (8.0, a JSON Schema integer, still read as 8), built through its slots (``_positional``): a
+    front end records one per op, and the calls were half of structuring a vendor kernel's program."""
     x = e.get("index")
-    index = None if x is None else LoopIndex(
-        str(x["name"]), int(x["step"]), int(x.get("const", 0)), tuple((str(v), int(c)) for v, c in x.get("loops", [])),
-        (str(x["trip"][0]), int(x["trip"][1])) if "trip" in x else None)
-    # built through its slots (``_positional``): a front end records one per op
-    return _MAKE_SOURCE_LOC(str(e["file"]), int(e["line"]), int(e.get("column", 0)), str(e.get("text", "")),
-                            _structure_loc(e["called_at"]) if "called_at" in e else None, index)
+    line, column = e["line"], e.get("column", 0)
+    called = e.get("called_at")  # an object when present (the schema)
+    return _MAKE_SOURCE_LOC(e["file"], line if type(line) is int else int(line),
+                            column if type(column) is int else int(column), e.get("text", ""),
+                            None if called is None else _structure_loc(called),
+                            None if x is None else _loop_index(x))
+
+
+def _loop_index(x: dict[str, Any]) -> LoopIndex:
+    return LoopIndex(str(x["name"]), int(x["step"]), int(x.get("const", 0)),
+                     tuple((str(v), int(c)) for v, c in x.get("loops", [])),
+                     (str(x["trip"][0]), int(x["trip"][1])) if "trip" in x else None)
 
 
 def _structure_sources(v: Any, _t: Any = None) -> Sources:
-    return tuple([(tuple(map(int, e["path"])), _structure_loc(e)) for e in v])
+    """An engine program's source table from its array the schema accepted: each path's ints as they are unless one
+    is not an int (8.0 read as 8: the sum of ints is an int), each location by ``_structure_loc``."""
+    return tuple([(tuple(path) if type(sum(path := e["path"])) is int else tuple(map(int, path)), _structure_loc(e))
+                  for e in v])
 
 
 _conv.register_structure_hook_func(lambda t: t == Sources, _structure_sources)
@@ -917,9 +920,10 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
 
 
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
+    starts, sources = d.get("section_starts"), d.get("sources")  # arrays when present (the schema)
     return _MAKE_ENGINE_PROGRAM(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine),
-                                _ops(d["ops"]), tuple(map(int, d.get("section_starts", ()))),
-                                _structure_sources(d["sources"]) if "sources" in d else ())
+                                _ops(d["ops"]), () if starts is None else tuple(map(int, starts)),
+                                () if sources is None else _structure_sources(sources))
 
 
 def _positional(cls: type) -> Callable[..., Any]:
@@ -937,6 +941,11 @@ def _positional(cls: type) -> Callable[..., Any]:
 _MAKE_PROGRAM = _positional(Program)
 _MAKE_ENGINE_PROGRAM = _positional(EngineProgram)
 _MAKE_SOURCE_LOC = _positional(SourceLoc)
+# a loop or an if built through its slots: a frozen attrs class's ``__init__`` stores each field by
+# ``object.__setattr__``, half a microsecond a loop (most programs hold a loop per engine, some dozens)
+_MAKE_LOOP = _positional(Loop)
+_BUILD_TRIP_COUNT = _builder(TripCount)  # a loop's count read from a trip: the generated constructor, not cattrs
+_MAKE_IF = _positional(If)
 
 
 def _structure(v: Any, cls: type, where: str) -> Any:

@@ -6,6 +6,7 @@ Semantic obligations (deadlock, ordering, overlap, ...) are the checker's, not t
 
 from __future__ import annotations
 
+import math
 import operator
 import typing
 import unicodedata
@@ -294,55 +295,28 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
     # Hardware semaphore slots per site: a program-wide semaphore holds one in every phase, a section's only in its
     # own phase. The next phase may take the slot, but only for a word of the same initial value: the earlier word
     # is back at its initial value by then (the checker's balance obligation shows it), which is where the later one
-    # must start. So a site needs, per initial value, the most words of that value in one phase.
-    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program. Sites keyed by
-    # coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``), each semaphore's entity
-    # worded only for a finding.
-    wide: dict[tuple[int, int], int] = {}
-    per_phase: dict[tuple[int, int, int], int] = {}
-    per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
+    # must start. So a site needs, per initial value, the most words of that value in one phase (``_semaphore_slots``).
+    # Sites keyed by coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``), each
+    # semaphore's entity worded only for a finding.
+    twice = False  # some semaphore lists a site twice
     for s in p.semaphores:
         sites, sem_section = s.sites, s.section
         if not sites:
             bad(f"semaphore {s.id} ({s.name})", "has no site")
         if sem_section is not None and not 0 <= sem_section < n_sections:
             bad(f"semaphore {s.id} ({s.name})", f"section {sem_section} does not exist ({n_sections} sections)")
-        ph = phases[sem_section] if sem_section is not None and 0 <= sem_section < n_phases else None
         xys = [(site.x, site.y) for site in sites]
         for site, xy in zip(sites, xys, strict=True):
-            if sem_section is None:
-                wide[xy] = wide.get(xy, 0) + 1
-            elif ph is not None:
-                key3 = (*xy, ph)
-                per_phase[key3] = per_phase.get(key3, 0) + 1
-                counts = per_init.setdefault(xy, {})
-                counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
             if not (0 <= xy[0] < mesh_x and 0 <= xy[1] < mesh_y):  # _in_mesh
                 bad(f"semaphore {s.id} ({s.name})", f"site {site} is outside the mesh")
         if len(set(xys)) != len(xys):
             bad(f"semaphore {s.id} ({s.name})", "lists a site twice")
-    sites_used = set(wide) | {(x, y) for x, y, _ in per_phase}
-    every_phase = set(phases)
-    max_semaphores = p.target.max_semaphores
-    for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
-        if (x, y) not in per_init:  # program-wide words only (per_phase and per_init hold the same sites): one rule
-            if wide[(x, y)] > max_semaphores:
-                bad(f"site {Site(x, y)}", f"{wide[(x, y)]} semaphores live at once (in one phase) exceed the target's "
-                                          f"{max_semaphores}")
-            continue
-        most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
-        n = wide.get((x, y), 0) + most
-        if n > max_semaphores:
-            bad(f"site {Site(x, y)}", f"{n} semaphores live at once (in one phase) exceed the target's {max_semaphores}")
-            continue
-        by_init: dict[int, int] = {}
-        for (_ph, init), k in per_init.get((x, y), {}).items():
-            by_init[init] = max(by_init.get(init, 0), k)
-        slots = wide.get((x, y), 0) + sum(by_init.values())
-        if slots > max_semaphores:
-            bad(f"site {Site(x, y)}", _slots_by_init(slots, p.target, by_init,
-                                                     [s for s in p.semaphores
-                                                      if s.section is None and Site(x, y) in s.sites]))
+            twice = True
+    # With every site listed once by each semaphore, a site holds at most every semaphore in one phase and takes at
+    # most one slot per semaphore: no program of at most ``max_semaphores`` semaphores breaks the slot rules (each
+    # needs more on one site), which are counted only for one that might.
+    if twice or len(p.semaphores) > p.target.max_semaphores or not _SLOTS_QUICK:
+        _semaphore_slots(p, phases, bad)
 
     # Each group's destinations, listed once (``_OpPass`` reads them too); only a rectangle inside the mesh is listed
     # (one reaching 2**32 columns out would be 2**32 sites; the rule below reports it).
@@ -439,6 +413,57 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 _scratch_access_rule(p, {}, ep, op, lambda entity, rule: late.append(IrViolation(entity, rule)))
         out[scratch_at:scratch_at] = late
     return out, ops
+
+
+#: Whether ``validate`` passes over the slot rules of a program that cannot break them (``_semaphore_slots``); off, every
+#: program is counted (tests/test_load_agreement.py loads documents both ways).
+_SLOTS_QUICK = True
+
+
+def _semaphore_slots(p: Program, phases: list[int], bad: Report) -> None:
+    """The semaphore slot rules of ``p`` (``phases``: ``p.phase_of_section()``), per site in row order: at most
+    ``max_semaphores`` words live in one phase, and, since a later phase takes only the slot of a word with its own
+    initial value, at most that many slots counted per initial value (the most words of it in one phase)."""
+    # Plain dicts, not Counters: two Counters per validate were a fixed cost of every small program. Sites keyed by
+    # coordinates (a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``).
+    wide: dict[tuple[int, int], int] = {}
+    per_phase: dict[tuple[int, int, int], int] = {}
+    per_init: dict[tuple[int, int], dict[tuple[int, int], int]] = {}
+    n_phases = len(phases)
+    for s in p.semaphores:
+        sem_section = s.section
+        ph = phases[sem_section] if sem_section is not None and 0 <= sem_section < n_phases else None
+        for site in s.sites:
+            xy = (site.x, site.y)
+            if sem_section is None:
+                wide[xy] = wide.get(xy, 0) + 1
+            elif ph is not None:
+                key3 = (*xy, ph)
+                per_phase[key3] = per_phase.get(key3, 0) + 1
+                counts = per_init.setdefault(xy, {})
+                counts[(ph, s.init)] = counts.get((ph, s.init), 0) + 1
+    sites_used = set(wide) | {(x, y) for x, y, _ in per_phase}
+    every_phase = set(phases)
+    max_semaphores = p.target.max_semaphores
+    for x, y in sorted(sites_used, key=lambda xy: (xy[1], xy[0])):
+        if (x, y) not in per_init:  # program-wide words only (per_phase and per_init hold the same sites): one rule
+            if wide[(x, y)] > max_semaphores:
+                bad(f"site {Site(x, y)}", f"{wide[(x, y)]} semaphores live at once (in one phase) exceed the target's "
+                                          f"{max_semaphores}")
+            continue
+        most = max([per_phase.get((x, y, ph), 0) for ph in every_phase] or [0])
+        n = wide.get((x, y), 0) + most
+        if n > max_semaphores:
+            bad(f"site {Site(x, y)}", f"{n} semaphores live at once (in one phase) exceed the target's {max_semaphores}")
+            continue
+        by_init: dict[int, int] = {}
+        for (_ph, init), k in per_init.get((x, y), {}).items():
+            by_init[init] = max(by_init.get(init, 0), k)
+        slots = wide.get((x, y), 0) + sum(by_init.values())
+        if slots > max_semaphores:
+            bad(f"site {Site(x, y)}", _slots_by_init(slots, p.target, by_init,
+                                                     [s for s in p.semaphores
+                                                      if s.section is None and Site(x, y) in s.sites]))
 
 
 def validate_templated(tp: TemplatedProgram) -> list[IrViolation]:
@@ -611,6 +636,10 @@ def _check_tensors_and_trips(p: Program, bad: Report,
         elif trip.max > U32:
             bad(f"trip {trip.name}", f"max {clip(str(trip.max))} is too large for the model (trips are 32-bit "
                                      f"runtime arguments: at most {U32})")
+    tile = p.target.tile
+    # A tile of each shape holds at least one element (every dimension at least 1, checked first): at most as many
+    # tiles as elements, so a tensor of at most U32 elements passes the tile rule without counting its tiles.
+    whole = bool(tile) and min(tile) >= 1
     for t in p.tensors:
         if t.dtype not in p.target.tile_bytes:
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
@@ -618,7 +647,7 @@ def _check_tensors_and_trips(p: Program, bad: Report,
             bad(f"tensor {t.name}", f"has {len(t.shape)} dimensions, more than the model's {RANK_MAX}")
         elif t.shape and min(t.shape) <= 0:
             bad(f"tensor {t.name}", f"every dimension is positive, got {clip(str(list(t.shape)))}")
-        elif t.tiles(p.target.tile) > U32:
+        elif not (whole and math.prod(t.shape) <= U32) and t.tiles(tile) > U32:
             bad(f"tensor {t.name}", f"shape {clip(str(list(t.shape)))} is too large for the model (at most {U32} "
                                     "tiles: tile ids are 32-bit)")
         elif t.trip_rows is not None:
@@ -888,28 +917,29 @@ def _check_scratch(p: Program, report: Report) -> None:
     - a read into it or a write from it moves at most its ``capacity x page_tiles`` tiles;
     - a ``ScratchAccess`` names a scratch buffer."""
     scratch = {b.id: b for b in p.buffers if b.scratch}
-    for b in scratch.values():
-        e = _buffer_name(b)
-        if b.alias_of is not None or any(x.alias_of == b.id for x in p.buffers):
-            report(e, "a scratch buffer is its own bytes: it neither aliases nor is aliased by another buffer")
+    aliased = {x.alias_of for x in p.buffers if x.alias_of is not None} if scratch else set()
+    for b in scratch.values():  # each buffer's name worded only for a finding
+        if b.alias_of is not None or b.id in aliased:
+            report(_buffer_name(b), "a scratch buffer is its own bytes: it neither aliases nor is aliased by another "
+                                    "buffer")
         if b.shard is not None:
-            report(e, "a scratch buffer is not sharded: its bytes are its own, not a tensor's")
+            report(_buffer_name(b), "a scratch buffer is not sharded: its bytes are its own, not a tensor's")
         if b.persistent:
-            report(e, "a scratch buffer has no ring counters to outlive the program: it is not persistent")
+            report(_buffer_name(b), "a scratch buffer has no ring counters to outlive the program: it is not persistent")
         if b.space != Space.LOCAL:
-            report(e, "a scratch buffer lives in local memory (L1)")
-    phases = p.phase_of_section()
-    ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
-    at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
+            report(_buffer_name(b), "a scratch buffer lives in local memory (L1)")
+    # Per buffer id its phase, and the scratch buffers by (site, cb index, phase): built for the first multicast that
+    # might land in one (a ``Site`` hashes through its Python ``__hash__``).
+    ph: dict[int, int | None] = {}
+    at: dict[tuple[Site, int, int | None], int] | None = None
     # The index-buffer rule's findings come first; whether any indirect address names no buffer (the only kind whose
     # buffer is derived, ``Program.index_buffers``: a walk of its own) is seen on the walk below, whose findings wait.
     ops_found: list[tuple[str, str]] = []
     by_op: Report = lambda entity, rule: ops_found.append((entity, rule))  # noqa: E731
     derived = False
-    owner: dict[int, str] = {}
+    owner: dict[int, EngineProgram] = {}  # the first program to use each scratch buffer
     scratch_ids = frozenset(scratch)
     for ep in p.programs:
-        key = ep.key  # formatted once per program, not per op naming a scratch buffer
         for op in walk(ep.ops):
             addr = getattr(op, "addr", None)  # as ``Program.index_candidates`` reads every op
             if addr is not None and addr.dynamic is not None and addr.dynamic.buf is None:
@@ -929,6 +959,10 @@ def _check_scratch(p: Program, report: Report) -> None:
             if isinstance(op, McastSend) and 0 <= op.group < len(p.groups) and 0 <= op.buf < len(p.buffers) \
                     and _rect_in_mesh(p, p.groups[op.group]):  # a rectangle leaving the mesh is reported, not walked
                 cb = p.buffers[op.dst if op.dst is not None and 0 <= op.dst < len(p.buffers) else op.buf].cb
+                if at is None:
+                    phases = p.phase_of_section()
+                    ph = {b.id: phases[b.section] if 0 <= b.section < len(phases) else None for b in p.buffers}
+                    at = {(b.site, b.cb, ph[b.id]): b.id for b in scratch.values()}
                 for d in p.groups[op.group].destinations():
                     hit = at.get((d, cb, ph[op.buf]))
                     if hit is not None:
@@ -941,7 +975,7 @@ def _check_scratch(p: Program, report: Report) -> None:
                     by_op(_op_where(ep, op), f"reads scratch buffer {hit} on {op.at}: a remote read of scratch bytes "
                                               "is not said yet")
             # the set of the named scratch buffers, made in the order they are named (a list argument is walked)
-            named = scratch_ids.intersection(_buffers_named(op))
+            named = scratch_ids.intersection(_NAMED[cls](op))
             for i in named:
                 x = scratch[i]
                 allowed = (isinstance(op, ReadTiles) and op.into == i and named_index_buffer(op) != i) \
@@ -956,9 +990,9 @@ def _check_scratch(p: Program, report: Report) -> None:
                     # Python code)
                     by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}) of site {x.site} from site "
                                               f"{ep.site}")
-                first = owner.setdefault(i, key)
-                if first != key:
-                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first} uses: a "
+                first = owner.setdefault(i, ep)
+                if first is not ep and first.key != ep.key:  # programs told by their keys, formatted only here
+                    by_op(_op_where(ep, op), f"uses scratch buffer {i} ({x.name}), which program {first.key} uses: a "
                                               "scratch buffer is private to one engine")
                 if isinstance(op, (ReadTiles, WriteTiles)) and op.tiles > x.capacity * x.page_tiles:
                     by_op(_op_where(ep, op), f"moves {op.tiles} tiles, more than scratch buffer {i}'s {x.capacity} "
@@ -971,22 +1005,28 @@ def _check_scratch(p: Program, report: Report) -> None:
 
 
 def _buffers_named(op: Op) -> list[int]:
-    """The buffer ids ``op`` names itself (not its body): the buffers of ``ir.ids.op_ids``, read through the class's
-    id fields (``_SHAPE``) rather than every attrs field of the op."""
-    ids, _pages, _tiles = _SHAPE.get(type(op)) or _shape(type(op))
-    out: list[int] = []
+    """The buffer ids ``op`` names itself (not its body), in field order: the buffers of ``ir.ids.op_ids``, read
+    through the class's id fields (``_SHAPE``) rather than every attrs field of the op, then its indirect address's
+    index buffer (``named_index_buffer``). Raises ``KeyError`` for a class not in ``OP_TAGS``."""
+    return _NAMED[type(op)](op)
+
+
+def _namer(cls: type) -> Callable[[Op], list[int]]:
+    """``_buffers_named`` of the ops of ``cls``, generated from its id fields (``_SHAPE``): no loop over the fields,
+    no ``getattr`` by name, per op."""
+    ids, _pages, _tiles = _SHAPE.get(cls) or _shape(cls)
+    lines = ["def named(op):", "    out = []"]
     for fname, kind in ids:
-        v = getattr(op, fname)
-        if v is None:
-            continue
         if kind == ID_OPERANDS:
-            out.extend(o.buf for o in v)
+            lines += [f"    v = op.{fname}", "    if v is not None:", "        out.extend([o.buf for o in v])"]
         elif kind == ID_BUFFER:
-            out.append(v)
-    named = named_index_buffer(op)
-    if named is not None:
-        out.append(named)
-    return out
+            lines += [f"    v = op.{fname}", "    if v is not None:", "        out.append(v)"]
+    if "addr" in attrs.fields_dict(cls):  # as ``named_index_buffer`` reads it
+        lines += ["    a = op.addr", "    if a is not None and a.dynamic is not None and a.dynamic.buf is not None:",
+                  "        out.append(a.dynamic.buf)"]
+    env: dict[str, Any] = {}
+    exec("\n".join([*lines, "    return out", ""]), env)  # from the class's fields
+    return env["named"]  # type: ignore[no-any-return]
 
 
 def _scratch_access_rule(p: Program, scratch: dict[int, Buffer], ep: EngineProgram, op: ScratchAccess,
@@ -1519,45 +1559,44 @@ class _OpPass:
 
     def _loop(self, ep: EngineProgram, op: Loop, at: tuple[int, ...], loops: tuple[str, ...], times: int,
               ranges: dict[str, int], top: int, phase: int | None) -> None:
-        self.loop_vars.append(op.var)
-        if op.var in loops:
-            self._report(ep, at, op, f"loop variable {op.var!r} shadows an enclosing loop's")
+        var = op.var
+        self.loop_vars.append(var)
+        if var in loops:
+            self._report(ep, at, op, f"loop variable {var!r} shadows an enclosing loop's")
         if len(at) > NEST_MAX:
             self._report(ep, at, op, f"nests {len(at)} loops and ifs deep, more than the model's {NEST_MAX}")
             self.cut_short = True
             return
         count = op.count
-        if type(count) is int and 0 <= count <= U32:  # a constant in range (most loops): no rule to test
-            n = count
-        else:
-            n = self._count_rules(ep, op, at)
-        inner = {**ranges, op.var: max(n - 1, 0)}
-        body_loops = (*loops, op.var)
-        leaf, word_ops, leaves = self._leaf, _WORD_OPS, _LEAVES
-        quiet, gb, gs, ng, sem_quick, transfer_quick = self.quiet, self.gb, self.gs, self.ng, _SEM_QUICK, _TRANSFER_QUICK
-        mcast_quick, acc_quick = _MCAST_QUICK, _ACC_QUICK
+        # a constant in range (most loops): no rule to test
+        n = count if type(count) is int and 0 <= count <= U32 else self._count_rules(ep, op, at)
+        inner = {**ranges, var: n - 1 if n > 0 else 0}
+        body_loops = (*loops, var)
+        times *= n  # each op of the body runs n times per run of the loop
+        # the module's tables read as globals: a body holds a few ops, too few to repay copying them to locals
+        quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
         for j, x in enumerate(op.body):
             cls = type(x)
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
-            if cls in sem_quick and self._sem_passes(x, ep, body_loops, times * n, inner):  # no rule can fail
+            if cls in _SEM_QUICK and self._sem_passes(x, ep, body_loops, times, inner):  # no rule can fail
                 continue
-            if cls in transfer_quick and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
+            if cls in _TRANSFER_QUICK and self._transfer_passes(x, ep, body_loops, phase, at, j, top):  # no rule can fail
                 continue
-            if cls in mcast_quick and self._mcast_passes(x, ep, times * n):  # no rule can fail
+            if cls in _MCAST_QUICK and self._mcast_passes(x, ep, times):  # no rule can fail
                 continue
-            if cls in acc_quick and self._acc_passes(x):  # no rule can fail
+            if cls in _ACC_QUICK and self._acc_passes(x):  # no rule can fail
                 continue
-            if cls in leaves:  # ``op``'s leaf case without its call
+            if cls in _LEAVES:  # ``op``'s leaf case without its call
                 where = (*at, j)
-                leaf(ep, x, where, body_loops, top, phase, inner)
-                if cls in word_ops:
-                    self._word_range(ep, x, where, times * n, inner)
+                self._leaf(ep, x, where, body_loops, top, phase, inner)
+                if cls in _WORD_OPS:
+                    self._word_range(ep, x, where, times, inner)
             elif cls is Loop:  # ``op``'s loop case without its call
-                self._loop(ep, x, (*at, j), body_loops, times * n, inner, top, phase)  # type: ignore[arg-type]
+                self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
             else:
-                self.op(ep, x, (*at, j), body_loops, times * n, inner, top, phase)
+                self.op(ep, x, (*at, j), body_loops, times, inner, top, phase)
 
     def _count_rules(self, ep: EngineProgram, op: Loop, at: tuple[int, ...]) -> int:
         """The rules of a loop's count that is not a constant in ``[0, U32]`` (``_loop`` passes those over); returns
@@ -2027,7 +2066,12 @@ def _sources_pass(sources: Sequence[tuple[tuple[int, ...], SourceLoc]], ops: tup
         return False
     # each path's body looked up once per distinct prefix (a loop's ops share theirs), not walked per path
     bodies: dict[tuple[int, ...], tuple[Op, ...] | None] = {(): ops}
+    n = len(ops)
     for path in paths:
+        if len(path) == 1:  # a top-level op (most): no prefix to look up
+            if not 0 <= path[0] < n:
+                return False
+            continue
         if not path:
             continue  # names the program's ops (``_names_an_op``)
         prefix = path[:-1]
@@ -2180,6 +2224,8 @@ def _quick(cls: type) -> Quick:
 #: Per leaf op class, whether it has a field naming an id (``_SHAPE``): one without names no buffer but through an
 #: address (``_check_scratch`` passes over it).
 _SHAPE_IDS: dict[type, bool] = {cls: bool(_shape(cls)[0]) for cls in OP_TAGS if cls not in CONTAINERS}
+#: ``_buffers_named`` of each op class (a loop's and an if's: none).
+_NAMED: dict[type, Callable[[Op], list[int]]] = {cls: _namer(cls) for cls in OP_TAGS}
 #: ``_quick`` of every leaf op class.
 _QUICK: dict[type, Quick] = {cls: _quick(cls) for cls in OP_TAGS if cls not in CONTAINERS}
 #: Leaf classes whose every rule is ``_quick``'s (``_PLAIN``) and that the walk records nothing of: when an engine may
