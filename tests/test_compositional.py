@@ -520,6 +520,14 @@ def test_compiled_names_are_the_rendered_names() -> None:
     ps = [comp.pieces(t) for t in texts]
     assert comp._Compiled(ps).names(sl) == [comp.render(p, sl) for p in ps]
     assert any(isinstance(x, tuple) for p in ps for x in p)  # tokens were found
+    # One name alone is the same text, and renders only the tokens it mentions (``certify -q`` reads a few names of
+    # each reused slice: those of its deadlock obligations).
+    for i, p in enumerate(ps):
+        compiled = comp._Compiled(ps)
+        vals = compiled.tokens_of(sl)
+        assert compiled.name(vals, "slice7/", i) == "slice7/" + comp.render(p, sl)
+        mentioned = {x for x in p if isinstance(x, tuple)}
+        assert {compiled.tokens[j] for j, t in enumerate(vals._texts) if t is not None} == mentioned
 
 
 def test_a_frozen_heap_keeps_no_cyclic_garbage() -> None:

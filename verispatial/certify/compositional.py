@@ -656,39 +656,43 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
     # walked in phase order, so each engine's list is in phase order as it fills).
     rank = {f"{site}.{e.value}": i for i, (site, e) in enumerate(tp.participants)}
     by_engine: list[list[Use]] = [[] for _ in rank]
-    # per instance with accesses: its template's ``_access_specs``, tensor names, buffer shift, renaming and offsets
-    made: dict[int, tuple[list[_AccessSpec], dict[str, str], int, Renaming, dict[str, int]]] = {}
+    # per instance with accesses: its template's ``_access_specs``, tensor and trip names, buffer shift and offsets
+    made: dict[int, tuple[list[_AccessSpec], dict[str, str], dict[str, str], int, dict[str, int]]] = {}
     new_use = tuple.__new__
     slices: list[Slice] = []
     buffer_text: dict[tuple[int, tuple[bool, ...]], str] = {}
     specs: dict[int, list[_AccessSpec]] = {}  # per template, ``_access_specs``
     tiles_of: dict[int, dict[int, frozenset[int] | None]] = {}  # per template, per access index: ``_tiles``
     used_until: dict[int, list[tuple[bool, int]]] = {}
+    kept_of: dict[tuple[int, frozenset[str]], list[_KeptAccess]] = {}  # per template and skipped tensors
+    read_tensors: dict[int, set[str]] = {}  # per template, the tensors its accesses read
+    columns_of: dict[int, list[tuple[int, ...]]] = {}  # per template, per engine key, its start in each instance
     for k, inst in enumerate(tp.instances):
         w = walks[inst.template]
         ph = w.phase
         tmap, kmap = tp.names(k)
         nb, ns, ng = tp.shifts[k]
-        offsets = {key: starts[key][k] for key in w.keys}
+        cols = columns_of.get(inst.template)
+        if cols is None:
+            cols = columns_of[inst.template] = [starts[key] for key in w.keys]
+        offsets = dict(zip(w.keys, map(operator.itemgetter(k), cols), strict=True))
         if w.accesses:
-            ren = _instance_renaming(tp, k, tmap, kmap)
             spec = specs.get(inst.template)
             if spec is None:
                 spec = specs[inst.template] = _access_specs(w)
-            listed = tiles_of.setdefault(inst.template, {})
-            made[k] = (spec, tmap, nb, ren, offsets)
-            for i, (acc, engine, top, rest, op, tensor, write, _nest) in enumerate(spec):
-                t = tmap[tensor]
-                if not write and t in fixed:
-                    continue
-                # Every instance's copy touches the tiles its template access touches, of its own tensor: the same
-                # address, tile count, guard and loop counts (a trip count stays a trip: unlisted either way).
-                got = listed.get(i, _UNLISTED)
-                if got is _UNLISTED:
-                    got = listed[i] = _tiles(acc)
+                read_tensors[inst.template] = {x[5] for x in spec if not x[6]}
+            made[k] = (spec, tmap, kmap, nb, offsets)
+            # The template's accesses this instance keeps (all but reads of its inputs and params), prepared once
+            # per template and set of its tensors bound to inputs or params: every layer's instance has the same.
+            skip = frozenset(x for x in read_tensors[inst.template] if tmap[x] in fixed)
+            kept = kept_of.get((inst.template, skip))
+            if kept is None:
+                kept = kept_of[(inst.template, skip)] = _kept_accesses(spec, skip, tiles_of.setdefault(inst.template, {}),
+                                                                       rank)
+            for i, tensor, write, whole, guarded, got, engine, r, top, rest in kept:
                 # ``tuple.__new__``: the named tuple's own ``__new__`` is a Python function, called 72,413 times here
-                by_engine[rank[engine]].append(new_use(Use, (t, k, write, op.part is None, acc.guarded, got, engine,
-                                                             (top + offsets[engine], *rest), (k, i))))
+                by_engine[r].append(new_use(Use, (tmap[tensor], k, write, whole, guarded, got, engine,
+                                                  (top + offsets[engine], *rest), (k, i))))
         globals_ = [tmap[x] for x in ph.tensors.index]
         roles = [_slice_role(by_name[g], k, fr.get(g, frozenset()), fw.get(g, frozenset())) for g in globals_]
         tokens = _dynamic_tokens(ph.tokens, tmap) if w.dynamic else ph.tokens
@@ -753,12 +757,13 @@ def cut_templated(tp: TemplatedProgram) -> Cut:
                             tuple(b + nb for b in ph.bufs.order()), tuple(x + ns for x in ph.sems.order()),
                             tuple(x + ng for x in ph.groups.order()), offsets, build, loose=loose,
                             handed_on=handed_on))
-    uses = tuple(u for us in by_engine for u in us)
+    uses = tuple(itertools.chain.from_iterable(by_engine))
 
     def leaf_of(at: tuple[int, int]) -> Leaf:
         """The leaf of instance ``k``'s copy of its template's access ``i`` as the expansion has it."""
         k, i = at
-        spec, tmap, nb, ren, offsets = made[k]
+        spec, tmap, kmap, nb, offsets = made[k]
+        ren = _instance_renaming(tp, k, tmap, kmap)
         _acc, engine, top, rest, op, _tensor, _write, nest = spec[i]
         off = offsets[engine]
         loops = tuple([LoopCtx((lp + off, *lrest), var, count if fixed_count else ren.count(count))
@@ -783,6 +788,29 @@ def _access_specs(w: _TemplateWalk) -> list[_AccessSpec]:
         assert isinstance(op, (ReadTiles, WriteTiles))
         out.append((acc, lf.engine, lf.path[0], lf.path[1:], op, op.tensor, acc.write,
                     tuple((lc.path[0], lc.path[1:], lc.var, lc.count, type(lc.count) is int) for lc in nest)))
+    return out
+
+
+#: A template access an instance copies into ``Cut.uses`` (``_kept_accesses``): its index, tensor, whether it writes,
+#: whether it moves whole pages, whether it sits under an ``If``, its ``_tiles``, its engine and the engine's rank
+#: in participant order, and its op path's top-level index and the rest.
+_KeptAccess = tuple[int, str, bool, bool, bool, Any, str, int, int, tuple[int, ...]]
+
+
+def _kept_accesses(spec: list[_AccessSpec], skip: frozenset[str], listed: dict[int, frozenset[int] | None],
+                   rank: dict[str, int]) -> list[_KeptAccess]:
+    """The accesses of ``spec`` but the reads of a tensor in ``skip`` (an input or a param of the instance), as
+    ``cut_templated`` copies them. ``listed`` memoizes each access's ``_tiles`` per template: every instance's copy
+    touches the tiles its template access touches, of its own tensor (the same address, tile count, guard and loop
+    counts; a trip count stays a trip: unlisted either way)."""
+    out: list[_KeptAccess] = []
+    for i, (acc, engine, top, rest, op, tensor, write, _nest) in enumerate(spec):
+        if not write and tensor in skip:
+            continue
+        got = listed.get(i, _UNLISTED)
+        if got is _UNLISTED:
+            got = listed[i] = _tiles(acc)
+        out.append((i, tensor, write, op.part is None, acc.guarded, got, engine, rank[engine], top, rest))
     return out
 
 
@@ -1317,6 +1345,7 @@ class _Names:
         self._roles: dict[str, Role] | None = None
         self._kept: dict[tuple[int, tuple[str, ...]], _Rows] = {}
         self._reasons_kept: dict[tuple[int, int], list[str]] = {}
+        self._kept_rows: dict[tuple[int, int], dict[str, list[tuple[int, int]]]] = {}
 
     def roles(self, p: Program | TemplatedProgram) -> dict[str, Role]:
         if self._roles is None:
@@ -1360,6 +1389,18 @@ class _Names:
                 got = _Rows(list(itertools.compress(range(len(keep)), keep)), fams, verds,
                             Counter(zip(fams, verds, strict=True)), keep)
             self._kept[key] = got
+        return got
+
+    def kept_rows(self, report: Report, rows: _Rows) -> dict[str, list[tuple[int, int]]]:
+        """Per result name of ``report``, the rows ``rows`` keeps of it: (kept row, its index in ``report``); once per
+        report and ``rows`` (a slot-reuse result replaces a row by its name: looked up, not scanned for, in each of
+        the hundreds of slices reusing one report)."""
+        key = (id(report), id(rows))
+        got = self._kept_rows.get(key)
+        if got is None:
+            got = self._kept_rows[key] = {}
+            for x, i in enumerate(range(len(report.results)) if rows.kept is None else rows.kept):
+                got.setdefault(report.results[i].name, []).append((x, i))
         return got
 
     def reused_columns(self, report: Report, rows: _Rows, reasons: list[str], name_of: Callable[[int], str],
@@ -1437,7 +1478,7 @@ class _Compiled:
     def __init__(self, names: list[tuple[Piece, ...]]) -> None:
         index: dict[tuple[str, Any], int] = {}
         self.tokens: list[tuple[str, Any]] = []
-        self.forms: list[tuple[str, Callable[[list[str]], Any]]] = []
+        self.forms: list[tuple[str, Callable[[Any], Any]]] = []
         for ps in names:
             fmt: list[str] = []
             at: list[int] = []
@@ -1458,21 +1499,46 @@ class _Compiled:
         """Every name in slice ``sl``'s composed names (``render(ps, sl)`` of each), after ``head``."""
         return self.names_of(self.tokens_of(sl), head)
 
-    def tokens_of(self, sl: Slice) -> list[str]:
-        """The text of each token in slice ``sl`` (what ``names_of`` and ``name`` take)."""
-        return [_token_text(t, sl) for t in self.tokens]
+    def tokens_of(self, sl: Slice) -> _SliceTokens:
+        """The text of each token in slice ``sl`` (what ``names_of`` and ``name`` take), each rendered when first
+        read: ``certify -q`` of an 80-layer step reads a few names of each of its 1,203 slices (their deadlock
+        obligations, ``_assumable``), each mentioning one or two of the slice's hundred tokens."""
+        return _SliceTokens(self.tokens, sl)
 
-    def names_of(self, vals: list[str], head: str) -> list[str]:
+    def names_of(self, vals: _SliceTokens, head: str) -> list[str]:
         """Every name, its tokens' texts ``vals`` (``tokens_of``), after ``head``."""
-        return [head + fmt % get(vals) for fmt, get in self.forms]
+        texts = vals.texts()
+        return [head + fmt % get(texts) for fmt, get in self.forms]
 
-    def name(self, vals: list[str], head: str, i: int) -> str:
+    def name(self, vals: _SliceTokens, head: str, i: int) -> str:
         """Name ``i`` of ``names_of(vals, head)`` alone."""
         fmt, get = self.forms[i]
         return head + fmt % get(vals)
 
 
-def _no_tokens(_vals: list[str]) -> tuple[()]:
+class _SliceTokens:
+    """The texts of a compiled report's ``tokens`` in slice ``sl`` (``_token_text``): ``[i]`` renders token ``i``
+    once, when first read; ``texts()`` all of them."""
+
+    __slots__ = ("_sl", "_texts", "_tokens")
+
+    def __init__(self, tokens: list[tuple[str, Any]], sl: Slice) -> None:
+        self._tokens = tokens
+        self._sl = sl
+        self._texts: list[str | None] = [None] * len(tokens)
+
+    def __getitem__(self, i: int) -> str:
+        got = self._texts[i]
+        if got is None:
+            got = self._texts[i] = _token_text(self._tokens[i], self._sl)
+        return got
+
+    def texts(self) -> list[str]:
+        """Every token's text, in order."""
+        return [self[i] for i in range(len(self._tokens))]
+
+
+def _no_tokens(_vals: Sequence[str] | _SliceTokens) -> tuple[()]:
     return ()
 
 
@@ -1552,9 +1618,8 @@ def _map_slice(p: Program | TemplatedProgram, c: Cut, sl: Slice, report: Report,
         rows = known.kept(report, starts, earlier)
         if not replaced:
             return known.reused_columns(report, rows, reasons, name_of, functools.partial(compiled.names_of, tokens, head))
-        overrides = {x: mapped(i, got) for x, i in enumerate(range(len(report.results)) if rows.kept is None
-                                                             else rows.kept)
-                     if (got := replaced.get(report.results[i].name)) is not None}
+        at = known.kept_rows(report, rows)
+        overrides = dict(sorted((x, mapped(i, got)) for name, got in replaced.items() for x, i in at.get(name, ())))
         return known.reused_columns(report, rows, reasons, name_of, functools.partial(compiled.names_of, tokens, head),
                                     overrides)
     return [mapped(i, replaced.get(r.name, r)) for i, r in enumerate(report.results)
@@ -1701,14 +1766,12 @@ def cross_phase(p: Program | TemplatedProgram, rv: Rendezvous, c: Cut, results: 
     written = _Written(c)
 
     # Happens-before across each closing boundary the data of a tensor crosses.
-    by_tensor: dict[str, set[int]] = {}  # the phases accessing each tensor
-    for u in c.uses:
-        by_tensor.setdefault(u.tensor, set()).add(u.phase)
+    # The phases accessing each tensor some phase writes: the phases of its uses, which are its reads' and writes'
+    # (``Cut.reads``, ``Cut.writes``: of the same accesses), not gathered again use by use.
+    by_tensor = {t: c.reads.get(t, frozenset()) | ws for t, ws in c.writes.items() if ws}
     for tensor in sorted(by_tensor):
-        w = sorted(c.writes.get(tensor, frozenset()))
+        w = sorted(c.writes[tensor])
         a = sorted(by_tensor[tensor])
-        if not w:
-            continue
         state = roles.get(tensor) == Role.STATE
         # The boundaries the data crosses: j in [w[0], a[-1]) or [a[0], w[-1]) (the others it does not cross).
         crossed = sorted(set(range(w[0], min(a[-1], n_phases - 1))) | set(range(a[0], min(w[-1], n_phases - 1))))
@@ -1814,9 +1877,10 @@ def covered_reads(p: Program | TemplatedProgram, c: Cut) -> list[Use]:
     """The reads of ``c`` whose coverage is a cross-phase obligation (``hb-activation``), in order: of an
     activation, which some phase other than the read's own, or only a later one, writes (written in its own phase
     only, the slice's own coverage obligation decides it)."""
-    roles = {t.name: t.role for t in p.tensors}
-    reads = [u for u in c.uses if not u.write and roles.get(u.tensor) == Role.ACTIVATION]
-    return [u for u in reads if not (u.phase in (ws := c.writes.get(u.tensor, frozenset())) and min(ws) >= u.phase)]
+    # Per activation, the first phase writing it (-1: none): a read of that very phase is its slice's to decide
+    # (its phase writes the tensor and no earlier one does), any other read is the composition's.
+    first = {t.name: min(c.writes.get(t.name) or (-1,)) for t in p.tensors if t.role == Role.ACTIVATION}
+    return [u for u in c.uses if not u.write and (f := first.get(u.tensor)) is not None and u.phase != f]
 
 
 def _read_coverages(p: Program | TemplatedProgram, reads: list[Use], written: _Written, rlimit: int) -> Columns:
@@ -1829,9 +1893,11 @@ def _read_coverages(p: Program | TemplatedProgram, reads: list[Use], written: _W
     verdicts = [Verdict.PROVED] * n
     tiles: list[int] = [0] * n
     overrides: dict[int, Result] = {}
+    have_of = written.tiles
+    need_of = written.c.tiles
     for i, u in enumerate(reads):
-        have = written.tiles(u.tensor, u.phase)
-        need = written.c.tiles(u)
+        have = have_of(u.tensor, u.phase)
+        need = u.tiles if u.tiles is not _UNLISTED else need_of(u)
         if have is not None and need is not None and need <= have:
             tiles[i] = len(need)
             continue
