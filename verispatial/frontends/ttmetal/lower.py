@@ -2043,7 +2043,6 @@ class KernelReader:
         outer += sorted(v for v in self.scopes[0] if is_counter(v))
         start = {v: self.lookup(v) for v in outer}
         inductions = self.inductions(n, body, var, k, a, step, count, last, start)
-        self.assign(var, a + V.Sym(0, ((k, step),)), n)
         for v in outer:
             s0 = start[v]
             if v in inductions and _steppable(s0):
@@ -2054,11 +2053,14 @@ class KernelReader:
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         self.repeats.append(self.loops[-1])
         before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
-        index = self.lookup(var)
         entry = {v: self.lookup(v) for v in bound}
         # the states this body's with_state calls use, apart from those of earlier readings (``inductions``'s)
         cmd0, used_outside, self.noc_used = dict(self.noc_cmd), self.noc_used, set()
         try:
+            # assigned with its loop open: a signed or narrow index (``int j``) converts by the range the loop
+            # gives it, not as a number whose range is not known
+            self.assign(var, a + V.Sym(0, ((k, step),)), n)
+            index = self.lookup(var)
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
@@ -2285,13 +2287,13 @@ class KernelReader:
         local_reads = self.local_reads()
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
-        self.assign(var, a + V.Sym(0, ((k, step),)), n)
         self.blocks.append(Block())
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))
         after: dict[str, V.Value] = {}
         err: Refused | None = None
         self.trial += 1
         try:
+            self.assign(var, a + V.Sym(0, ((k, step),)), n)  # with its loop open, as ``_counted`` assigns it
             self.stmt(body)
             after = {v: self.lookup(v) for v in start}
         except Refused as e:
