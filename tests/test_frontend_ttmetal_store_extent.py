@@ -116,12 +116,15 @@ BAD_FILLS = {
 }
 
 
-@pytest.mark.parametrize("form", sorted(BAD_FILLS))
-def test_stores_past_the_reserved_page_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
-    fill, line = BAD_FILLS[form]
+def _refused_past_the_page(tmp_path: Path, fill: tuple[str, ...], line: int) -> None:
     with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
         import_host(_host(tmp_path, _reader(*fill)))
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", line), e.value
+
+
+@pytest.mark.parametrize("form", sorted(BAD_FILLS))
+def test_stores_past_the_reserved_page_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
+    _refused_past_the_page(tmp_path, *BAD_FILLS[form])
 
 
 _COPY_READER = ("    uint32_t a_addr = get_arg_val<uint32_t>(0);",
@@ -318,10 +321,7 @@ BAD_INDICES = {
 
 @pytest.mark.parametrize("form", sorted(BAD_INDICES))
 def test_stores_at_an_index_reaching_past_the_page_are_refused(tmp_path: Path, form: str) -> None:
-    fill, line = BAD_INDICES[form]
-    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
-        import_host(_host(tmp_path, _reader(*fill)))
-    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", line), e.value
+    _refused_past_the_page(tmp_path, *BAD_INDICES[form])
 
 
 #: indices the reading does not bound: refused as not followed, never read as inside the page
