@@ -2739,8 +2739,9 @@ class KernelReader:
 
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
-        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
-        not known, a case label not known before the match, or a ``break`` nested deeper is refused."""
+        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case or last in a block
+        that is one of its statements. A switch on a value not known, a case label not known before the match, or a
+        ``break`` nested deeper is refused."""
         cond = n.child_by_field_name("condition")
         c = cond.named_children[-1] if cond.type == "condition_clause" else cond
         v = self.expr(c)
@@ -2787,6 +2788,19 @@ class KernelReader:
                     if label is not None and st.id == label.id:
                         continue
                     if st.type == "break_statement":
+                        return
+                    block = [x for x in st.named_children if x.type != "comment"] \
+                        if st.type == "compound_statement" else []
+                    if block and block[-1].type == "break_statement":
+                        # ``case X: { ...; break; }`` (ttnn 0.81.1 ttnn/kernel/dataflow/cb_fill_helpers.hpp:25-40):
+                        # the block's statements in its own scope, then the switch ends; a break anywhere else in
+                        # the block stays refused
+                        self.scopes.append({})
+                        try:
+                            for x in block[:-1]:
+                                self.stmt(x)
+                        finally:
+                            self.scopes.pop()
                         return
                     self.stmt(st)
         finally:
