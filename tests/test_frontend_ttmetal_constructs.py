@@ -100,6 +100,28 @@ def test_switch_on_an_enumerator(tmp_path: Path) -> None:
     assert _ops(ep) == [("Reserve", 3)]
 
 
+def test_switch_case_block_ending_in_break(tmp_path: Path) -> None:
+    """``case X: { ...; break; }`` (ttnn 0.81.1 ttnn/kernel/dataflow/cb_fill_helpers.hpp:25-40): the block's
+    statements, in its own scope, then the switch ends (it was refused at the break, nested in the block)."""
+    src = _main(
+        "    constexpr uint32_t mode = get_compile_time_arg_val(0);",
+        "    uint32_t n = 4;",
+        "    switch (mode) {",
+        "        case 0: { uint32_t n = 1; cb_reserve_back(0, n); break; }",
+        "        case 1: { cb_reserve_back(0, 2); }",
+        "        case 2: { cb_reserve_back(0, 3); /* why */ break; }",
+        "        default: cb_reserve_back(0, 8);",
+        "    }",
+        "    cb_push_back(0, n);")
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [0]})) == [("Reserve", 1), ("Push", 4)]
+    assert _ops(_read(tmp_path, src, kernel={"compile_time_args": [1]})) == [("Reserve", 2), ("Reserve", 3),
+                                                                              ("Push", 4)]
+    # a break not last in the block, or nested deeper in it, stays refused
+    for block in ("{ break; cb_reserve_back(0, 1); }", "{ if (true) { break; } cb_reserve_back(0, 1); break; }"):
+        with pytest.raises(Refused, match="break"):
+            _read(tmp_path, _main(f"    switch (1) {{ case 1: {block} }}"))
+
+
 def test_switch_not_decided_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="switch on a value not known statically") as e:
         _read(tmp_path, _main(

@@ -109,6 +109,12 @@ def test_a_store_into_bytes_a_read_filled_makes_the_buffer_scratch(tmp_path: Pat
     assert rc == 0, [r for r in results.values() if r["verdict"] != "proved"]
 
 
+def test_a_scratch_store_at_an_index_bounded_inside_the_buffer_is_read(tmp_path: Path) -> None:
+    """The guard of the bounded store past the buffer below: ``j / 2`` over ``j < 2048`` stays in its 2048 B."""
+    p = import_host(_host(tmp_path, (*GOOD, "    for (uint32_t j = 0; j < 2048; j++) { vals[j / 2] = acc; }")))
+    assert ScratchAccess(0, store=True) in [op for ep in p.programs for op in walk(ep.ops)]
+
+
 def test_a_buffer_a_ring_op_also_names_is_refused_at_the_read(tmp_path: Path) -> None:
     """Two tiles read into the same bytes, then pushed: not scratch; refused at the second read, as before."""
     body = ("    noc_async_read_tile(0, s, l1);", "    noc_async_read_tile(1, s, l1);", "    noc_async_read_barrier();",
@@ -136,6 +142,8 @@ def test_a_remote_write_from_scratch_is_refused_by_name(tmp_path: Path) -> None:
     ((*GOOD[:3], "        acc += vals[i + 1017];", *GOOD[4:]), 12, "vals[i + 1017]: bytes [2048, 2050)"),
     # a dereference of a pointer moved past it
     ((*GOOD, "    acc += *(vals + 1024);"), 16, "bytes [2048, 2050)"),
+    # a store at an index bounded by its loop, the last value one element past
+    ((*GOOD, "    for (uint32_t j = 0; j < 2050; j++) { vals[j / 2] = acc; }"), 16, "bytes [0, 2050)"),
 ])
 def test_a_scratch_load_or_store_outside_the_buffer_is_refused(tmp_path: Path, body: tuple[str, ...], line: int,
                                                                 where: str) -> None:

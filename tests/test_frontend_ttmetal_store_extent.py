@@ -116,12 +116,15 @@ BAD_FILLS = {
 }
 
 
-@pytest.mark.parametrize("form", sorted(BAD_FILLS))
-def test_stores_past_the_reserved_page_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
-    fill, line = BAD_FILLS[form]
+def _refused_past_the_page(tmp_path: Path, fill: tuple[str, ...], line: int) -> None:
     with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
         import_host(_host(tmp_path, _reader(*fill)))
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", line), e.value
+
+
+@pytest.mark.parametrize("form", sorted(BAD_FILLS))
+def test_stores_past_the_reserved_page_are_refused_at_their_line(tmp_path: Path, form: str) -> None:
+    _refused_past_the_page(tmp_path, *BAD_FILLS[form])
 
 
 _COPY_READER = ("    uint32_t a_addr = get_arg_val<uint32_t>(0);",
@@ -243,3 +246,106 @@ def test_a_store_into_the_page_already_pushed_stays_refused(tmp_path: Path) -> N
     with pytest.raises(Refused, match="L1 pointer taken before a push used after it") as e:
         import_host(_ring_of(_host(tmp_path, _two_pages_reader(511)), 2))
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 10), e.value
+
+
+# ------------------------------------------------------------------ indices bounded by their loops
+
+#: a 16-bit view of the page (1,024 elements), declared at line 7
+_HALF = "        volatile tt_l1_ptr uint16_t* q = reinterpret_cast<volatile tt_l1_ptr uint16_t*>(p);"
+
+
+def _indexed(*body: str, half: bool = False) -> tuple[str, ...]:
+    """``body`` (the stores, from line 7, or 8 after the 16-bit view ``q``), then a store to word 0 and its blocking
+    load, which drains the page whatever word ``body`` stored last."""
+    return (*((_HALF,) if half else ()), *body, "        p[0] = t;", "        ckernel::load_blocking(p);")
+
+
+#: moreh's fills (ttnn 0.81.1 ``ttnn/kernel/dataflow/moreh_common.hpp:56-88, 300-330``) and the arithmetic an index
+#: is read through, each storing inside the 2,048-B page for every value its index takes
+GOOD_INDICES = {
+    # ``for (int j = 0; j < num_of_elems; j++) ptr[j] = ...``: a signed index converts by its loop's range
+    "signed_index": _indexed("        for (int j = 0; j < 512; j++) { p[j] = t; }"),
+    # a tile's face rows: ``ptr[h * 16 + w]`` over h < 32, w < 16 of 4-B words
+    "face_rows": _indexed("        for (int h = 0; h < 32; h++) { for (int w = 0; w < 16; w++) { p[h * 16 + w] = t; } }"),
+    # the four faces of a 16-bit tile: ``ptr[face * 256 + h * 16 + w]``
+    "faces": _indexed("        for (uint32_t f = 0; f < 4; f++) { for (int h = 0; h < 16; h++) {",
+                      "            for (int w = 0; w < 16; w++) { q[f * 256 + h * 16 + w] = 1; } } }", half=True),
+    # the odd 16-bit halves of the words: ``ptr[i * 2 + 1]``
+    "odd_halves": _indexed("        for (int i = 0; i < 512; i++) { q[i * 2 + 1] = 1; }", half=True),
+    # generate_bcast_scaler's first row of each face: ``ptr[k * 256 + j]``, k < 4, j < 16
+    "face_first_rows": _indexed("        for (int k = 0; k < 4; k++) { for (int j = 0; j < 16; j++) { q[k * 256 + j] = 1; } }",
+                                half=True),
+    # a loop past the unrolled length whose index is divided, reduced, masked or shifted
+    "divided": _indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i / 2] = t; }"),
+    "modulo": _indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i % 512] = t; }"),
+    "masked": _indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i & 511] = t; }"),
+    "shifted": _indexed("        for (uint32_t i = 0; i < 1018; i++) { p[(i >> 1) + 3] = t; }",
+                        "        for (uint32_t i = 0; i < 300; i++) { q[i << 1] = 1; }", half=True),
+    "row_of_divided": _indexed("        for (uint32_t i = 0; i < 512; i++) { p[(i / 32) * 32 + i % 32] = t; }"),
+    "reversed": _indexed("        for (uint32_t i = 0; i < 1024; i++) { p[511 - i / 2] = t; }"),
+    # a bounded number plus another loop's index, and one kept in a variable of a type that holds its bounds
+    "plus_index": _indexed("        for (uint32_t j = 0; j < 2; j++) { for (uint32_t i = 0; i < 512; i++) "
+                           "{ p[j * 256 + i / 2] = t; } }"),
+    "narrow_holds": _indexed("        for (uint32_t i = 0; i < 1024; i++) { uint8_t k = i / 4; p[k + 256] = t; }"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(GOOD_INDICES))
+def test_stores_at_an_index_bounded_by_its_loops_are_proved(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            form: str) -> None:
+    _proved(_host(tmp_path, _reader(*GOOD_INDICES[form])), capsys)
+
+
+#: the off-by-one of each: one value of the index reaches past the page; the line of the store refused
+BAD_INDICES = {
+    "signed_index": (_indexed("        for (int j = 0; j <= 512; j++) { p[j] = t; }"), 7),
+    "face_rows": (_indexed("        for (int h = 0; h <= 32; h++) { for (int w = 0; w < 16; w++) { p[h * 16 + w] = t; } }"),
+                  7),
+    "faces": (_indexed("        for (uint32_t f = 0; f <= 4; f++) { for (int h = 0; h < 16; h++) {",
+                       "            for (int w = 0; w < 16; w++) { q[f * 256 + h * 16 + w] = 1; } } }", half=True), 9),
+    "odd_halves": (_indexed("        for (int i = 0; i <= 512; i++) { q[i * 2 + 1] = 1; }", half=True), 8),
+    "face_first_rows": (_indexed("        for (int k = 0; k < 4; k++) { for (int j = 0; j <= 256; j++) "
+                                 "{ q[k * 256 + j] = 1; } }", half=True), 8),
+    "divided": (_indexed("        for (uint32_t i = 0; i < 1026; i++) { p[i / 2] = t; }"), 7),
+    "modulo": (_indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i % 513] = t; }"), 7),
+    "modulo_shifted": (_indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i % 512 + 1] = t; }"), 7),
+    "masked": (_indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i & 512] = t; }"), 7),
+    "shifted": (_indexed("        for (uint32_t i = 0; i < 1018; i++) { p[(i >> 1) + 4] = t; }"), 7),
+    "shifted_left": (_indexed("        for (uint32_t i = 0; i < 300; i++) { q[i << 2] = 1; }", half=True), 8),
+    "reversed": (_indexed("        for (uint32_t i = 0; i < 1024; i++) { p[512 - i / 2] = t; }"), 7),
+    "below": (_indexed("        for (uint32_t i = 0; i < 1024; i++) { p[i / 2 - 1] = t; }"), 7),
+    "plus_index": (_indexed("        for (uint32_t j = 0; j < 2; j++) { for (uint32_t i = 0; i < 514; i++) "
+                            "{ p[j * 256 + i / 2] = t; } }"), 7),
+}
+
+
+@pytest.mark.parametrize("form", sorted(BAD_INDICES))
+def test_stores_at_an_index_reaching_past_the_page_are_refused(tmp_path: Path, form: str) -> None:
+    _refused_past_the_page(tmp_path, *BAD_INDICES[form])
+
+
+#: indices the reading does not bound: refused as not followed, never read as inside the page
+UNBOUNDED_INDICES = {
+    # a value from memory
+    "loaded": _indexed("        for (uint32_t i = 0; i < 1024; i++) { p[p[0] % 512] = t; }"),
+    # a divisor known only at run time
+    "runtime_divisor": ("        uint32_t d = get_arg_val<uint32_t>(0);",
+                        "        for (uint32_t i = 0; i < 1024; i++) { p[i / d] = t; }",
+                        "        ckernel::load_blocking(p);"),
+    # a variable the body changes other than by a constant step
+    "doubled": ("        uint32_t k = 1;",
+                "        for (uint32_t i = 0; i < 1024; i++) { p[k % 512] = t; k = k * 2; }",
+                "        ckernel::load_blocking(p);"),
+    # a bounded number converted to a type that does not hold its bounds: int8_t wraps 128..199 below 0, before
+    # the page
+    "narrow_wraps": _indexed("        for (uint32_t i = 0; i < 400; i++) { int8_t k = i / 2; p[k] = t; }"),
+    # a product of two indices
+    "product": _indexed("        for (uint32_t i = 0; i < 300; i++) { for (uint32_t j = 0; j < 300; j++) "
+                        "{ p[(i * j) / 256] = t; } }"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNBOUNDED_INDICES))
+def test_stores_at_an_index_not_bounded_are_refused(tmp_path: Path, form: str) -> None:
+    with pytest.raises(Refused, match="L1 address at an offset not followed"):
+        import_host(_host(tmp_path, _reader(*UNBOUNDED_INDICES[form])))

@@ -877,7 +877,7 @@ class KernelReader:
         return lo, hi
 
     def l1_check(self, ptr: V.L1Ptr, front: bool, part: bool, tiles: int, construct: str, node: Any,
-                 within: int = 0, width: int | None = None) -> None:
+                 within: int = 0, width: int | None = None, bounded: bool = False) -> None:
         """Refuses, as ``construct``, an L1 address ``ptr`` that is not where the model puts a transfer of ``tiles``
         tiles: buffer ``ptr.cb``'s write pointer (``front`` False) or read pointer as this engine holds it now,
         plus, with ``part``, the tiles its writes already filled past it (reads into the back, stores) or its reads
@@ -895,19 +895,21 @@ class KernelReader:
         say where ``ptr`` points (a forgotten advance, a doubled offset, a pointer kept from before a push) and
         refuses. With ``within`` (bytes: the stores that build a page), the address may be anywhere in the
         ``within`` bytes from the model's place; ``width`` (bytes), where the caller knows it, is the access's own
-        size, which must end inside the ring (else the ``within`` bytes must). Not checked in trial readings
+        size, which must end inside the ring (else the ``within`` bytes must). With ``bounded`` (a plain store or
+        load, whose address may take many values), an offset known only by its bounds (``V.Ranged``) is placed by
+        them: each of its values must be where ``within`` allows. Not checked in trial readings
         (``trial``); in survey mode only whether the address is followed (its buffer indices alias, its sizes and
         counts are made up)."""
         if self.trial:
             return
-        if isinstance(ptr.offset, V.Opaque):
+        if isinstance(ptr.offset, V.Opaque) and not (bounded and within and isinstance(ptr.offset, V.Ranged)):
             self.refuse("L1 address at an offset not followed", node, f"{self.text(node)}: {ptr.offset.why}")
         if isinstance(ptr.origin, V.Opaque):
             self.refuse("L1 pointer not followed", node, f"{self.text(node)}: {ptr.origin.why}")
         if self.survey:
             return
         off, origin = ptr.offset, ptr.origin
-        assert isinstance(off, V.Sym)
+        assert isinstance(off, (V.Sym, V.Ranged))
         assert isinstance(origin, V.Sym)
         b = self.cb_index[ptr.cb]
         page, pt, cap = b.entry_size, b.page_tiles, b.entries
@@ -925,6 +927,10 @@ class KernelReader:
             """Whether the offset is ``base`` (bytes), or within ``within`` bytes of it."""
             if not within:
                 return off == base
+            if isinstance(off, V.Ranged):
+                # every value of the bounded offset against every value of the base
+                blo, bhi = self.bounds(base)
+                return blo is not None and bhi is not None and 0 <= off.lo - bhi and off.hi - blo < within
             delta = off + (-base)
             assert isinstance(delta, V.Sym)
             lo, hi = self.bounds(delta)
@@ -970,7 +976,7 @@ class KernelReader:
                 self.refuse(f"L1 pointer taken before a {moves} used after it", node,
                             f"{self.text(node)}: {_bytes(off)} past {where}, but the {moves}es since moved the "
                             f"{ends} pointer and the model's transfer is {starts(moved_bytes)} past it")
-            _, hi = self.bounds(off)
+            hi = off.hi if isinstance(off, V.Ranged) else self.bounds(off)[1]
             first = _max_residue(origin, cap) * page
             extent = width if width is not None else (within or tiles * tile_bytes)
             if hi is None or first + hi + extent > cap * page:
@@ -979,7 +985,7 @@ class KernelReader:
                             f"{'an unknown offset' if hi is None else f'byte {first + hi}'} from page "
                             f"{first // page}), where the {ends} pointer wraps")
             return
-        if origin.is_const and moved.is_const and done.is_const and off.is_const:  # (3)
+        if origin.is_const and moved.is_const and done.is_const and isinstance(off, V.Sym) and off.is_const:  # (3)
             have = (origin.const % cap) * page + off.const
             model = (moved.const % cap) * page + done.const * tile_bytes
             if have != model:
@@ -1330,11 +1336,11 @@ class KernelReader:
         on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
         holds a number outside ``[0, 128)`` only as a value not followed."""
         t = self.declared.get(name, "")
-        if isinstance(value, V.Sym) and (name in self.narrow or (t and _converts(t))):
+        if isinstance(value, (V.Sym, V.Ranged)) and (name in self.narrow or (t and _converts(t))):
             # a number known only at run time converts too (to_integer: kept only where its range fits the type)
             if t:
                 value = self.to_integer(value, t)
-            elif not (value.is_const and 0 <= value.const < 128):
+            elif not (isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 128):
                 value = V.Opaque(f"{name}: declared with several types, one narrower than 32 bits")
         scope = next((sc for sc in reversed(self.scopes) if name in sc), None)
         place = scope.get(name + _PLACE_KEY) if scope is not None else None
@@ -1630,7 +1636,7 @@ class KernelReader:
                     if _narrow(tname):
                         self.narrow.add(name)
                     if _converts(tname):
-                        value = self.to_integer(value, tname) if isinstance(value, V.Sym) else value
+                        value = self.to_integer(value, tname) if isinstance(value, (V.Sym, V.Ranged)) else value
                 self.scopes[-1][name] = value
 
     def bind_reference(self, name: str, d: Any, decl: Any) -> None:
@@ -2062,7 +2068,6 @@ class KernelReader:
         outer += sorted(v for v in self.scopes[0] if is_counter(v))
         start = {v: self.lookup(v) for v in outer}
         inductions = self.inductions(n, body, var, k, a, step, count, last, start)
-        self.assign(var, a + V.Sym(0, ((k, step),)), n)
         for v in outer:
             s0 = start[v]
             if v in inductions and _steppable(s0):
@@ -2073,11 +2078,14 @@ class KernelReader:
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))  # type: ignore[arg-type]
         self.repeats.append(self.loops[-1])
         before = {cb: (f.drained, f.stores) for cb, f in self.fills.items()}
-        index = self.lookup(var)
         entry = {v: self.lookup(v) for v in bound}
         # the states this body's with_state calls use, apart from those of earlier readings (``inductions``'s)
         cmd0, used_outside, self.noc_used = dict(self.noc_cmd), self.noc_used, set()
         try:
+            # assigned with its loop open: a signed or narrow index (``int j``) converts by the range the loop
+            # gives it, not as a number whose range is not known
+            self.assign(var, a + V.Sym(0, ((k, step),)), n)
+            index = self.lookup(var)
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
@@ -2304,13 +2312,13 @@ class KernelReader:
         local_reads = self.local_reads()
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
-        self.assign(var, a + V.Sym(0, ((k, step),)), n)
         self.blocks.append(Block())
         self.loops.append(_Loop(k, count, last, self.blocks[-1]))
         after: dict[str, V.Value] = {}
         err: Refused | None = None
         self.trial += 1
         try:
+            self.assign(var, a + V.Sym(0, ((k, step),)), n)  # with its loop open, as ``_counted`` assigns it
             self.stmt(body)
             after = {v: self.lookup(v) for v in start}
         except Refused as e:
@@ -2750,8 +2758,9 @@ class KernelReader:
 
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
-        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case. A switch on a value
-        not known, a case label not known before the match, or a ``break`` nested deeper is refused."""
+        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case or last in a block
+        that is one of its statements. A switch on a value not known, a case label not known before the match, or a
+        ``break`` nested deeper is refused."""
         cond = n.child_by_field_name("condition")
         c = cond.named_children[-1] if cond.type == "condition_clause" else cond
         v = self.expr(c)
@@ -2798,6 +2807,19 @@ class KernelReader:
                     if label is not None and st.id == label.id:
                         continue
                     if st.type == "break_statement":
+                        return
+                    block = [x for x in st.named_children if x.type != "comment"] \
+                        if st.type == "compound_statement" else []
+                    if block and block[-1].type == "break_statement":
+                        # ``case X: { ...; break; }`` (ttnn 0.81.1 ttnn/kernel/dataflow/cb_fill_helpers.hpp:25-40):
+                        # the block's statements in its own scope, then the switch ends; a break anywhere else in
+                        # the block stays refused
+                        self.scopes.append({})
+                        try:
+                            for x in block[:-1]:
+                                self.stmt(x)
+                        finally:
+                            self.scopes.pop()
                         return
                     self.stmt(st)
         finally:
@@ -3357,6 +3379,11 @@ class KernelReader:
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if isinstance(k, V.Ranged):
+            # a bounded number is kept where all of its bounds fit the type, as a number known at run time is
+            lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width) if width < 4 or (
+                width == 4 and _signed_type(text)) else (-(1 << 31), (1 << 32) - 1)
+            return k if lo <= k.lo and k.hi <= hi else V.Opaque(f"{k.why}, converted to a {text} holding {lo}..{hi}")
         if width == 8 and isinstance(k, V.Sym):
             # a 64-bit variable holds what the reading's 32-bit words cannot: a value past them is not followed
             # (``uint64_t b = 65536ull * 65536ull; b != 0`` is true, on a 32-bit word false)
@@ -4075,6 +4102,12 @@ class KernelReader:
             return _noc_plus(b, a)
         if isinstance(a, V.SemAddr) and op == "+":
             return V.Opaque(f"an address past a semaphore: {self.text(n)}")
+        bounded = self.ranged(op, a, b, n)
+        if bounded is not None:
+            return bounded
+        if op == "<<" and isinstance(a, V.Sym) and isinstance(b, V.Sym) and not a.is_const and b.is_const and \
+                0 <= b.const < 32:
+            return a.scaled(1 << b.const)  # a product by a power of two, affine as ``*`` by a constant is
         if not isinstance(a, V.Sym) or not isinstance(b, V.Sym):
             why = a.why if isinstance(a, V.Opaque) else b.why if isinstance(b, V.Opaque) else self.text(n)
             loads = [x for x in (a, b) if isinstance(x, V.Loaded)]
@@ -4099,6 +4132,59 @@ class KernelReader:
         r = _fold(op, a.const, b.const)
         return V.Opaque(f"{self.text(n)}" + (f": {r}" if isinstance(r, str) else "")) if not isinstance(
             r, int) else V.const(r)
+
+    def ranged(self, op: str, a: V.Value, b: V.Value, n: Any) -> V.Value | None:
+        """``a OP b`` bounded where it is not affine: a loop index (or a number bounded already, ``V.Ranged``)
+        divided, reduced, masked or shifted by a constant (``i / 2``, ``i % 32``, ``i & 511``, ``i >> 1``), or such a
+        number in a sum, a difference or a product by a constant. Its bounds are the operands' over every value of
+        the open loops and trips (``bounds``): ``[lo / c, hi / c]``; for ``% c``, ``[lo % c, hi % c]`` when no
+        multiple of ``c`` lies between, else ``[0, c - 1]``; for ``& m``, ``[0, min(hi, m)]``. The operands of the
+        non-affine operators must lie in ``[0, 2**31)``, where C++'s signed and unsigned words agree and nothing
+        wraps; a result past that, a divisor or mask not a constant, a term not bounded give a value not followed.
+        None where the operands are two numbers the affine reading takes (or not numbers at all)."""
+        if not all(isinstance(x, (V.Sym, V.Ranged)) for x in (a, b)):
+            return None
+        if not (isinstance(a, V.Ranged) or isinstance(b, V.Ranged)) and (
+                op not in ("/", "%", "&", ">>") or not isinstance(a, V.Sym) or a.is_const):
+            return None
+        word = 1 << 31
+        why = f"{self.text(n)} is not affine"
+
+        def span(x: V.Sym | V.Ranged) -> tuple[int, int] | None:
+            if isinstance(x, V.Ranged):
+                return x.lo, x.hi
+            lo, hi = self.bounds(x)
+            return None if lo is None or hi is None else (lo, hi)
+
+        sa, sb = span(a), span(b)  # type: ignore[arg-type]
+        if sa is None or sb is None:
+            return V.Opaque(f"{why}, and a term of it is not bounded")
+        (alo, ahi), (blo, bhi) = sa, sb
+        c = b.const if isinstance(b, V.Sym) and b.is_const else None
+        lo: int
+        hi: int
+        if op in ("+", "-"):
+            lo, hi = (alo + blo, ahi + bhi) if op == "+" else (alo - bhi, ahi - blo)
+        elif op == "*" and (c is not None or (isinstance(a, V.Sym) and a.is_const)):
+            k = c if c is not None else a.const  # type: ignore[union-attr]
+            lo, hi = (min(alo * k, ahi * k), max(alo * k, ahi * k)) if c is not None else \
+                (min(blo * k, bhi * k), max(blo * k, bhi * k))
+        elif op in ("/", "%", "&", ">>", "<<") and c is not None and 0 <= alo and ahi < word:
+            if op == "/" and c > 0:
+                lo, hi = alo // c, ahi // c
+            elif op == "%" and c > 0:
+                lo, hi = (alo % c, ahi % c) if alo // c == ahi // c else (0, min(c - 1, ahi))
+            elif op == "&" and 0 <= c < word:
+                lo, hi = 0, min(ahi, c)
+            elif op in (">>", "<<") and 0 <= c < 32:
+                lo, hi = (alo >> c, ahi >> c) if op == ">>" else (alo << c, ahi << c)
+            else:
+                return V.Opaque(f"{why}: {op} {c} not bounded")
+        else:
+            return V.Opaque(f"{why}: not bounded (an operand below 0 or past the word, or not a constant)")
+        if not -word <= lo <= hi < word:
+            return V.Opaque(f"{why}: bounds [{lo}, {hi}] past the signed 32-bit word")
+        return V.Ranged(f"{why}: bounded to [{lo}, {hi}]", lo, hi)
 
     def l1_low_bits(self, ptr: V.L1Ptr, m: int) -> int | None:
         """Address ``ptr`` modulo ``m`` (``a & (m - 1)``, ``a % m``) where that is one number for every loop index and
@@ -4420,7 +4506,7 @@ class KernelReader:
         if at.elem is None or at.elem > page:
             self.refuse(construct, n, f"{self.text(n)}: an element of "
                         + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
-        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem)
+        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem, bounded=True)
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -4447,7 +4533,7 @@ class KernelReader:
             self.refuse("plain store into a buffer page", n,
                         f"{self.text(n)}: before the read barrier of the NoC read that fills it: the read may land "
                         "over the store")
-        if at is None or not isinstance(at.offset, V.Sym):
+        if at is None or not isinstance(at.offset, (V.Sym, V.Ranged)):
             why = at.offset.why if at is not None and isinstance(at.offset, V.Opaque) else "its index"
             self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: a store into a read tile: {why}")
         if src is not None and (src.front or src.cb != ptr.cb):
@@ -4474,7 +4560,7 @@ class KernelReader:
         self.bump("fill", p.cb, -back)
         try:
             self.l1_check(p, False, True, 0, "plain store not into the tile a NoC read filled", n,
-                          within=back * tile - width + 1, width=width)
+                          within=back * tile - width + 1, width=width, bounded=True)
         finally:
             self.bump("fill", p.cb, back)
 
@@ -4533,14 +4619,14 @@ class KernelReader:
         (``store`` False) is refused only where its followed address is outside: it changes no byte, and argmax
         loads at an index the reading does not follow (``in_vals[i - red_dim_offset]``, 0.81.1 :85). The NoC
         transfers' bound is ``api._scratch_bytes``."""
-        if isinstance(ptr.offset, V.Opaque):
+        if isinstance(ptr.offset, V.Opaque) and not isinstance(ptr.offset, V.Ranged):
             if not store:
                 return
             self.refuse("L1 address at an offset not followed", n, f"{self.text(n)}: {ptr.offset.why}")
         if self.survey:
             return
         b = self.cb_index[ptr.cb]
-        lo, hi = self.bounds(ptr.offset)
+        lo, hi = (ptr.offset.lo, ptr.offset.hi) if isinstance(ptr.offset, V.Ranged) else self.bounds(ptr.offset)
         width, size = ptr.elem or 1, b.entry_size * b.entries
         if (lo is None or hi is None) and not store:
             return
@@ -5095,7 +5181,7 @@ class KernelReader:
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
                     v.retyped(1) if t in TYPE_SIZES and f.param_declarators[i] != "reference_declarator" else v
             v = objects.convert(self, v, t, n)
-            if _converts(t) and isinstance(v, V.Sym) and not p.startswith("&"):
+            if _converts(t) and isinstance(v, (V.Sym, V.Ranged)) and not p.startswith("&"):
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
@@ -5215,7 +5301,7 @@ class KernelReader:
             self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
         if f.returns and not isinstance(result, V.Obj):
             result = objects.convert(self, result, f.returns, n)
-            if _converts(f.returns) and isinstance(result, V.Sym):
+            if _converts(f.returns) and isinstance(result, (V.Sym, V.Ranged)):
                 result = self.to_integer(result, f.returns)  # returned as the narrow type converts it
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
@@ -5704,7 +5790,9 @@ def _amount(v: V.Sym, unit: str, units: str) -> str:
     return f"{body} {unit if body == '1' else units}"
 
 
-def _bytes(v: V.Sym) -> str:
+def _bytes(v: V.Sym | V.Ranged) -> str:
+    if isinstance(v, V.Ranged):
+        return f"between {v.lo} B and {v.hi} B"
     return _amount(v, "B", "B")
 
 

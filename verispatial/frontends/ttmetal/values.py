@@ -31,6 +31,8 @@ class Sym:
         return not self.loops and self.trip is None
 
     def __add__(self, o: Sym | Opaque) -> Sym | Opaque:
+        if isinstance(o, Ranged):
+            return o + self
         if isinstance(o, Opaque):
             return o
         d = dict(self.loops)
@@ -105,6 +107,40 @@ class Opaque:
 
     def scaled(self, k: int) -> Opaque:
         return self
+
+
+@attrs.frozen(eq=False)
+class Ranged(Opaque):
+    """A number the reading does not follow exactly but bounds: some integer in ``[lo, hi]``, a different one in
+    each iteration of the loops it was computed in (``i / 2``, ``i % 32``, ``i & 511`` of a loop index;
+    ``KernelReader.ranged``). The bounds hold for every iteration and trip value, so they hold after the loops too.
+    Every use but a plain store's address treats it as a value not followed (it is an ``Opaque``); the stores hold
+    their whole range of bytes to the page (``KernelReader.l1_check``). Two are equal only when they are one value:
+    equal bounds say nothing of equal numbers."""
+
+    lo: int = 0
+    hi: int = 0
+
+    def __eq__(self, o: object) -> bool:
+        return self is o
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __add__(self, o: Sym | Opaque) -> Opaque:
+        """The bounds of the sum with a constant or another bounded number; anything else is not followed."""
+        if isinstance(o, Ranged):
+            return Ranged(self.why, self.lo + o.lo, self.hi + o.hi)
+        if isinstance(o, Sym) and o.is_const:
+            return Ranged(self.why, self.lo + o.const, self.hi + o.const)
+        return Opaque(self.why)
+
+    def __neg__(self) -> Ranged:
+        return self.scaled(-1)
+
+    def scaled(self, k: int) -> Ranged:
+        a, b = self.lo * k, self.hi * k
+        return Ranged(self.why, min(a, b), max(a, b))
 
 
 @attrs.frozen
@@ -211,10 +247,12 @@ class L1Ptr:
         """This pointer advanced by ``units`` of its arithmetic (``p + k``, ``l1 += tile_bytes``)."""
         if isinstance(units, Sym) and units.is_const and units.const == 0:
             return self  # p[0] is p whatever its element's size
-        if self.elem is None or isinstance(units, Opaque) or isinstance(self.offset, Opaque):
+        bounded = all(not isinstance(x, Opaque) or isinstance(x, Ranged) for x in (units, self.offset))
+        if self.elem is None or not bounded:
             why = units.why if isinstance(units, Opaque) else "arithmetic on a pointer to a type of unknown size" \
                 if self.elem is None else self.offset.why  # type: ignore[union-attr]
             return attrs.evolve(self, offset=Opaque(why))
+        # a bounded number of units stays bounded past a constant offset only (``Ranged.__add__``)
         return attrs.evolve(self, offset=self.offset + units.scaled(self.elem))
 
     def retyped(self, elem: int | None) -> L1Ptr:
@@ -239,7 +277,7 @@ class ArgArray:
     def plus(self, units: Sym | Opaque) -> ArgArray | Opaque:
         """This address advanced by ``units`` of its arithmetic."""
         if isinstance(units, Opaque):
-            return units
+            return Opaque(units.why)  # an address, not the (possibly bounded) number added to it
         if self.elem is None:
             return Opaque("arithmetic on a pointer to a type of unknown size among the runtime args")
         moved = self.offset + units.scaled(self.elem)
