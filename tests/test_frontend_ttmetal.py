@@ -313,7 +313,7 @@ def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.Capture
     (lambda d: d["kernels"][0].update(processor="brisc"), "kernels[0].processor", "brisc"),
     # a fresh user's find: the schema's regular expression was the message
     (lambda d: d["work_units"][0]["runtime_args"]["k"].update(num_tiles="x"),
-     "work_units[0].runtime_args.k.num_tiles", "'x' is not a range LO..HI (a trip); a runtime argument is an integer"),
+     "work_units[0].runtime_args.k.num_tiles", "'x' is not a range LO..HI (a trip); a value is an integer"),
     # the next fresh user's: a core's regular expression, and a core in two work units named as an IR program
     (lambda d: d["work_units"][0].update(cores="a,b"), "work_units[0].cores",
      "'a,b' is not a core \"x,y\" or a rectangle"),
