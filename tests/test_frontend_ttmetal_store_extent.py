@@ -243,3 +243,49 @@ def test_a_store_into_the_page_already_pushed_stays_refused(tmp_path: Path) -> N
     with pytest.raises(Refused, match="L1 pointer taken before a push used after it") as e:
         import_host(_ring_of(_host(tmp_path, _two_pages_reader(511)), 2))
     assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 10), e.value
+
+
+#: stores building both pages of a 2-page reservation at once (the second report's ``ok_two_pages``,
+#: ``ok_second_page_only``, ``ok_tile_loop``); the line of the first store past the first page
+TWO_PAGES_AT_ONCE = {
+    "one_loop": (("        for (uint32_t i = 0; i < 1024; ++i) { p[i] = t; }",
+                  "        ckernel::load_blocking(p + 1023);"), 7),
+    "page_by_page": (("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+                      "        for (uint32_t i = 512; i < 1024; ++i) { p[i] = t; }",
+                      "        ckernel::load_blocking(p + 1023);"), 8),
+    "tile_loop": (("        uint32_t l1 = get_write_ptr(0);",
+                   "        for (uint32_t k = 0; k < 2; ++k) {",
+                   "            volatile tt_l1_ptr uint32_t* q = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(l1);",
+                   "            for (uint32_t i = 0; i < 512; ++i) { q[i] = t; }",
+                   "            l1 += 2048;",
+                   "        }",
+                   "        ckernel::load_blocking(p + 1023);"), 10),
+}
+
+
+def _two_at_once(fill: tuple[str, ...]) -> tuple[str, ...]:
+    return ("    for (uint32_t t = 0; t < 2; ++t) {",
+            "        cb_reserve_back(0, 2);",
+            "        volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));",
+            *fill,
+            "        cb_push_back(0, 2);",
+            "    }")
+
+
+@pytest.mark.parametrize("form", sorted(TWO_PAGES_AT_ONCE))
+def test_stores_into_two_reserved_pages_at_once_are_refused_as_not_followed(tmp_path: Path, form: str) -> None:
+    """A reservation of two pages makes both writable (``dataflow_api.h:309-313``: "the amount of valid memory is
+    equal to the number of tiles requested"), so the kernel breaks no rule; the reading follows the stores of one page
+    per push only and says so, by name (it said the store was outside the page, citing the rule the kernel keeps)."""
+    fill, line = TWO_PAGES_AT_ONCE[form]
+    with pytest.raises(Refused, match="plain stores into more than one reserved page") as e:
+        import_host(_host(tmp_path, _two_at_once(fill)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", line), e.value
+    assert "inside the 2 pages of c_0 the cb_reserve_back before it requested" in str(e.value), e.value
+
+
+def test_stores_past_both_reserved_pages_still_break_the_reservation(tmp_path: Path) -> None:
+    fill = ("        for (uint32_t i = 0; i <= 1024; ++i) { p[i] = t; }", "        ckernel::load_blocking(p + 1024);")
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
+        import_host(_host(tmp_path, _two_at_once(fill)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 7), e.value

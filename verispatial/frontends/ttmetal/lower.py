@@ -363,6 +363,9 @@ class KernelReader:
         self.fills: dict[int, _Fill] = {}
         #: buffers a NoC read has filled pages of since their reserve
         self.noc_filled: set[int] = set()
+        #: per buffer, the pages of this engine's last ``cb_reserve_back`` of it read: which rule a store past the page
+        #: being built breaks (``store_extent_check``)
+        self.reserved: dict[int, int] = {}
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
         #: start, with the store's place (``read_landed``, ``patch_loop_closed``)
         self.patch_loops: list[tuple[Block, SourceLoc]] = []
@@ -731,6 +734,7 @@ class KernelReader:
                               f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
             self.noc_filled.discard(op.buf)
             self.patch_sent.discard(op.buf)
+            self.reserved[op.buf] = op.pages
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         if isinstance(op, (ReadTiles, RemoteRead)):
@@ -4398,7 +4402,24 @@ class KernelReader:
         if at.elem is None or at.elem > page:
             self.refuse(construct, n, f"{self.text(n)}: an element of "
                         + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
-        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem)
+        try:
+            self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem)
+        except Refused:
+            pages = self.reserved.get(at.cb, 1) if not at.front else 1
+            if pages > 1:
+                # inside the pages the last reserve requested, which ``get_write_ptr`` makes writable
+                # (dataflow_api.h:309-313): the kernel breaks no rule, the reading follows one page per push only
+                try:
+                    self.l1_check(at, False, True, 0, construct, n, within=pages * page - at.elem + 1,
+                                  width=at.elem)
+                except Refused:
+                    pass
+                else:
+                    self.refuse("plain stores into more than one reserved page", n,
+                                f"{self.text(n)}: inside the {pages} pages of c_{at.cb} the cb_reserve_back before "
+                                "it requested, past the first: which of them the stores build is not followed (the "
+                                "stores of one page per push are read)")
+            raise
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
