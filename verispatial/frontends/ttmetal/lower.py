@@ -3676,6 +3676,9 @@ class KernelReader:
             return None
         if at.elem != stated.WORD:
             return f"a load of {at.elem} B, not a 32-bit word" if at.elem else "a load of a size not known"
+        if self.unrollable(at.offset):
+            # a number at each iteration (``for (k < 2) n += p[k]``): ``for_stmt`` reads the loop as it runs
+            self.refuse("stated tensor word loaded at a loop index", n, self.text(n))
         if not isinstance(at.offset, V.Sym) or not at.offset.is_const:
             return "its byte offset into the page is not a number"
         b = at.offset.const
