@@ -3697,6 +3697,12 @@ class KernelReader:
             return f"no cb_wait_front of c_{at.cb} since this engine's last pop"
         if not at.front and moved.const < 1:
             return f"the page at c_{at.cb}'s write pointer is not pushed yet (its reads may not have landed)"
+        on = page.tensor
+        if on is not None:
+            # the host placed the pages (a shard of ``on``) before the launch: no read lands them, and the stated
+            # words are those a read of page 0 lands
+            return (f"c_{at.cb} is globally allocated on {on}'s shard: its bytes are the shard the host placed there, "
+                    "not a read of the stated page 0")
         reads = self.shared.landings.get((self.site, at.cb))
         if not reads:
             raise stated.LandingNotRead("a value loaded from L1 before its buffer's filler is read", self.loc(n),
