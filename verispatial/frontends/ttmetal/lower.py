@@ -3331,7 +3331,8 @@ class KernelReader:
         signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
         stay the ``-n`` the ops add, not become ``2**32 - n``; but a constant word of 2**31 or more converted to a
-        signed 32-bit type is the negative number it is there (a 64-bit value past the word is not followed). A
+        signed 32-bit type is the negative number it is there, and a constant past the word (a 64-bit one) the word
+        C++ truncates it to (a 64-bit variable holding a value past the word is not followed). A
         number that is not a constant (affine in loop indices and a trip) is kept as it is when every value it takes
         over the open loops and its trip's range fits the narrow type, or a signed 32-bit one (``value_range``);
         else the conversion wraps for some of them, which an affine number cannot say, and the result is a value not
@@ -3361,6 +3362,10 @@ class KernelReader:
             return k
         if text.endswith("bool"):
             return V.const(int(k.const != 0))
+        if width == 4 and k.const >= 1 << 32:
+            # a 64-bit number past the word (``(uint32_t)((1ull << 32) + 2)``) is the word C++ truncates it to
+            # (modulo 2**32, [conv.integral]); kept whole, a use that does not wrap it read 4294967298 pages
+            k = V.const(k.const % (1 << 32))
         if width == 4 and _signed_type(text) and 1 << 31 <= k.const < 1 << 32:
             # a word of 2**31 or more is negative as a signed 32-bit one (``int32_t k = get_arg_val<int32_t>(i)`` of
             # a host value 4294967295 is -1, and ``k < 0`` holds; it was read as 4294967295)
@@ -4085,6 +4090,13 @@ class KernelReader:
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
+        if op in ("<<", ">>") and 32 <= b.const < 64 and self.wide(n.child_by_field_name("left")):
+            # a 64-bit left operand shifts by up to 63 (C++ [expr.shift]: undefined only from the width of the
+            # promoted left operand on): ``1ull << 32``, exact as ``+ - *`` of such values are (``wide``)
+            if not 0 <= a.const < 1 << 64 or (op == "<<" and a.const << b.const >= 1 << 64):
+                return V.Opaque(f"{self.text(n)}: a 64-bit shift of a value below 0 or past 64 bits (64-bit "
+                                "arithmetic not followed)")
+            return V.const(a.const << b.const if op == "<<" else a.const >> b.const)
         if not (_u32(a.const) and _u32(b.const)) and self.wide(n):
             return V.Opaque(f"{self.text(n)}: a 64-bit operand past 32 bits (64-bit arithmetic not followed)")
         r = _fold(op, a.const, b.const)
