@@ -42,7 +42,8 @@ def test_the_same_call_with_the_vendors_arguments_is_read(tmp_path: Path) -> Non
 
 #: calls whose count no overload takes though it is within the most any takes, and too few: ``sem.up(noc, x, y)``
 #: (``Semaphore::up`` takes ``(value)`` or ``(noc, x, y, value[, vc])``, api/semaphore.h:93, 197-202; it was read as
-#: ``up(value)`` with the Noc as the value)
+#: ``up(value)`` with the Noc as the value) and ``get_noc_addr(x, y, addr, noc, 7)`` (the coordinates overload takes
+#: 3 or 4, dataflow_api_addrgen.h:209; the address-generator overload's 5, :413-419, let it through)
 NO_OVERLOAD = [
     ("    Noc noc; Semaphore sm(0); sm.up(noc, 1, 0);", "Semaphore.up with a number of arguments no overload of it "
      "takes", "3 arguments, but the vendor's Semaphore.up takes 1, 4 or 5"),
@@ -50,6 +51,9 @@ NO_OVERLOAD = [
      "2 arguments, but the vendor's Semaphore.up takes 1, 4 or 5"),
     ("    Semaphore sm(0); sm.up();", "Semaphore.up with fewer arguments than it takes",
      "0 arguments, but the vendor's Semaphore.up takes 1, 4 or 5"),
+    ("    uint64_t a = get_noc_addr(1, 0, get_semaphore(0), noc_index, 7);",
+     "get_noc_addr with more arguments than it takes",
+     "5 arguments, but the vendor's get_noc_addr(x, y, addr[, noc]) takes at most 4"),
 ]
 
 
@@ -137,6 +141,8 @@ def test_the_table_is_the_wheels_signatures() -> None:
         want = macros.get(name, constructors.get(name, _allowed(counts) or None))
         got = signatures.ARITIES.get(name)
         assert (got and _allowed(got)) == want, (name, counts)
+    # get_noc_addr's forms are its free overloads (the accessors' get_noc_addr members aside)
+    assert _allowed(signatures.NOC_ADDR_FORMS.values()) == _allowed(signatures.ARITIES["get_noc_addr"])
 
 
 def test_the_method_table_is_the_wheels_signatures() -> None:

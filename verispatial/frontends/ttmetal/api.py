@@ -248,6 +248,9 @@ def _page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> V.Sym:
 
 
 def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    # the overload read, told apart by the second argument's type, takes its own argument counts
+    signatures.check_form(r, "id, addrgen[, offset[, noc[, resolver]]]" if len(vals) >= 2 and isinstance(
+        vals[1], V.Accessor) else "x, y, addr[, noc]" if len(vals) >= 3 else "addr[, noc]", nodes, n)
     if len(vals) >= 2 and isinstance(vals[1], V.Accessor):  # get_noc_addr(page, accessor[, offset[, noc]])
         page = vals[0]
         if not isinstance(page, V.Sym):
@@ -256,9 +259,7 @@ def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[An
         return V.TensorPage(vals[1].tensor, page, off)
     if len(vals) >= 3:  # get_noc_addr(x, y, addr[, noc])
         return V.RemoteAddr(r.site_of(vals[0], vals[1], n), vals[2])
-    if len(vals) >= 1:
-        return V.RemoteAddr(r.site, vals[0])
-    r.refuse("get_noc_addr with no arguments", n)
+    return V.RemoteAddr(r.site, vals[0])  # check_form refused a call of no argument
 
 
 def _mcast_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:

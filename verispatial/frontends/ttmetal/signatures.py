@@ -5,7 +5,10 @@ that no overload takes does not compile, and reading it with the extra arguments
 defaulted, would read another kernel than its author's (``noc_semaphore_set_remote(src, dst, noc_index, 2)``: three
 parameters, ``api/dataflow/dataflow_api.h:1709-1730``, the fourth meant as a virtual channel; ``sem.up(noc, x, y)``:
 ``Semaphore::up`` takes ``(value)`` or ``(noc, x, y, value[, vc])``, ``api/semaphore.h:93, 197-202``), so it is refused
-by name (``check``). ``tests/test_frontend_ttmetal_signatures.py`` checks every entry against the
+by name (``check``). Where the overloads are told apart by their arguments' types and the reading knows which one it
+reads (``get_noc_addr``'s coordinates, local address and address-generator forms), the count is checked against that
+overload alone (``check_form``): ``get_noc_addr(x, y, addr, noc, 7)`` matches no overload, though the
+address-generator form takes five. ``tests/test_frontend_ttmetal_signatures.py`` checks every entry against the
 wheel's headers. Functions the wheel does not declare (``get_vararg`` and ``get_common_vararg`` are generated per
 kernel, ``pack_tile_block`` is not in this release) have no entry and are not checked.
 """
@@ -95,6 +98,15 @@ ARITIES: dict[str, tuple[Arity, ...]] = {
     "load_blocking": ((1, 1),),  # ckernel.h:149
 }
 
+#: The argument counts of ``get_noc_addr``'s overloads, by the form the reading reads a call as (``api._noc_addr``,
+#: which tells them apart by the second argument's type): ``(x, y, addr[, noc])``, ``(addr[, noc])`` and
+#: ``(id, addrgen[, offset[, noc[, resolver]]])`` (its fifth parameter is an SFINAE ``resolver`` pointer).
+NOC_ADDR_FORMS: dict[str, Arity] = {
+    "x, y, addr[, noc]": (3, 4),  # internal/dataflow/dataflow_api_addrgen.h:209
+    "addr[, noc]": (1, 2),  # internal/dataflow/dataflow_api_addrgen.h:272
+    "id, addrgen[, offset[, noc[, resolver]]]": (2, 5),  # internal/dataflow/dataflow_api_addrgen.h:413-419
+}
+
 #: The same for the object API's methods the reading follows, by receiver: ``DataflowBuffer`` (also a
 #: ``CircularBuffer``: api/dataflow/dataflow_buffer.h, circular_buffer.h), ``Noc`` (api/dataflow/noc.h),
 #: ``Semaphore`` (api/semaphore.h: ``up(value)`` :93 and ``up(noc, x, y, value, vc = NOC_UNICAST_WRITE_VC)``
@@ -146,3 +158,9 @@ def check(r: KernelReader, name: str, args: list[Any], n: Any, receiver: str | N
         name = f"{receiver}.{name}"
     if arities is not None:
         _refuse_count(r, name, arities, len(args), n, f"the vendor's {name}")
+
+
+def check_form(r: KernelReader, form: str, args: list[Any], n: Any) -> None:
+    """Refuses call ``n`` of ``get_noc_addr`` read as its overload ``form`` (``NOC_ADDR_FORMS``) with ``args`` when
+    that overload does not take that many. Raises ``Refused``."""
+    _refuse_count(r, "get_noc_addr", (NOC_ADDR_FORMS[form],), len(args), n, f"the vendor's get_noc_addr({form})")
