@@ -2825,8 +2825,10 @@ class KernelReader:
                     return op == "!="
                 signed = self.signed_operand(c.child_by_field_name("left")) and self.signed_operand(
                     c.child_by_field_name("right"))
-                unsigned = self.declared_as(c.child_by_field_name("left"), _UNSIGNED_WORDS) or self.declared_as(
-                    c.child_by_field_name("right"), _UNSIGNED_WORDS)
+                # an operand converted to an unsigned word (``static_cast<uint32_t>(b)``, b a 64-bit 2**64 - 1) is
+                # unsigned as a uint32_t variable is: its number, -1 here, stands for the word 0xFFFFFFFF
+                unsigned = any(self.declared_as(x, _UNSIGNED_WORDS) or _unsigned_word(_word_cast_type(x) or "int")
+                               for x in (c.child_by_field_name("left"), c.child_by_field_name("right")))
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
                     if not (_u32(lv.const) and _u32(rv.const)) and self.wide(c):
                         # a 64-bit value below 0 or past the word: C++ compares it in 64 bits (``a - 1`` of a
@@ -2928,6 +2930,9 @@ class KernelReader:
             return "u" not in text and not text.startswith(("0x", "0b")) and "." not in text
         if t == "identifier":
             return self.declared_as(n, _SIGNED_TYPES)
+        cast = _word_cast_type(n)
+        if cast is not None:  # ``(int32_t)b``: the signed word (``to_integer``)
+            return not _unsigned_word(cast)
         if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+"):
             return self.signed_operand(n.child_by_field_name("argument"))
         if t == "binary_expression" and n.child_by_field_name("operator").type in ("+", "-", "*"):
@@ -5832,6 +5837,11 @@ _PLACE_KEY = "\0place"
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
 
+def _unsigned_word(t: str) -> bool:
+    """Whether ``t``, one of ``_WORD_TYPES``, is an unsigned 32-bit type."""
+    return t in ("unsigned", "unsigned int") or t.endswith("uint32_t")
+
+
 #: the signed integer types a declaration may name (``signed_operand``)
 _SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
 
@@ -5904,17 +5914,24 @@ _WORD_TYPES = frozenset({"uint32_t", "int32_t", "unsigned", "unsigned int", "int
 def _word_cast(n: Any) -> bool:
     """Whether node ``n`` converts its operand to one of ``_WORD_TYPES``: a C cast ``(uint32_t)x`` or a
     ``static_cast<uint32_t>(x)``."""
+    return _word_cast_type(n) is not None
+
+
+def _word_cast_type(n: Any) -> str | None:
+    """The type of ``_WORD_TYPES`` node ``n`` converts its operand to (``_word_cast``), None if it is no such
+    conversion."""
+    typ = None
     if n.type == "cast_expression":
-        typ = n.child_by_field_name("type")
-        return typ is not None and " ".join(typ.text.decode().split()) in _WORD_TYPES
-    if n.type == "call_expression":
+        t = n.child_by_field_name("type")
+        typ = " ".join(t.text.decode().split()) if t is not None else None
+    elif n.type == "call_expression":
         fn = n.child_by_field_name("function")
         if fn is not None and fn.type == "template_function":
             name = fn.child_by_field_name("name")
             targs = fn.child_by_field_name("arguments")
-            return name is not None and name.text.decode() == "static_cast" and targs is not None and \
-                " ".join(targs.text.decode().strip("<>").split()) in _WORD_TYPES
-    return False
+            if name is not None and name.text.decode() == "static_cast" and targs is not None:
+                typ = " ".join(targs.text.decode().strip("<>").split())
+    return typ if typ in _WORD_TYPES else None
 
 
 def _u32(x: int) -> bool:
