@@ -556,3 +556,15 @@ def test_kernel_main_defined_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Refused, match=r"kernel_main defined twice \(first at line 2\)") as e:
         _read(tmp_path, src)
     assert e.value.loc.line == 3
+
+
+@pytest.mark.parametrize(("decl", "kind"), [("    struct Row { uint32_t w[16]; };", "struct"),
+                                            ("    class Row { public: uint32_t w[16]; };", "class"),
+                                            ("    union Row { uint32_t w; uint16_t h[2]; };", "union")])
+def test_a_type_declared_inside_a_function_is_refused_in_a_kernel_engineers_words(tmp_path: Path, decl: str,
+                                                                                  kind: str) -> None:
+    """The second report's ``bad_struct``: it was refused as ``statement struct_specifier``, the parser's node name."""
+    with pytest.raises(Refused, match=f"a {kind} declared inside a function") as e:
+        _read(tmp_path, _main("    cb_reserve_back(0, 1);", decl, "    cb_push_back(0, 1);"))
+    assert e.value.loc.line == 4
+    assert "at file scope" in e.value.detail

@@ -1516,6 +1516,11 @@ class KernelReader:
             return
         elif t == ";":
             return
+        elif t in ("struct_specifier", "class_specifier", "union_specifier"):
+            # the reading keeps the kernel's types in the file's tables (``CppProgram``), filled before any function
+            # is read; a type of a function's own is not among them
+            self.refuse(f"a {t.split('_')[0]} declared inside a function", n,
+                        "the reading follows types declared at file scope or in a namespace: declare it there")
         else:
             names = {"break_statement": "break",
                      "continue_statement": "continue", "goto_statement": "goto",
