@@ -494,7 +494,8 @@ def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any)
         r.refuse("remote L1 read of an address not a buffer's pages", n, f"{r.text(n)}: {_why(r, n, target)}")
     if isinstance(dst, V.L1Ptr) and src.site == r.site and not target.front and not dst.front and \
             target.cb == dst.cb and dst.cb in r.fills:
-        r.loopback_fill(target, dst, n)  # inside the page its stores are building: part of the constant page
+        width = size.const if isinstance(size, V.Sym) and size.is_const else None
+        r.loopback_fill(target, dst, width, n)  # inside the page its stores are building: part of the constant page
         return
     if not target.front and src.site == r.site and target.cb not in r.scratch_cbs:
         # this core's own L1, the page this engine is building: a copy of the bytes a read of it landed there

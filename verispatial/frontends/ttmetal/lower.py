@@ -993,7 +993,7 @@ class KernelReader:
         if size > tile_bytes:
             self.refuse("transfer of part of a page longer than a tile", node,
                         f"{self.text(node)}: {size} B into {tile_bytes} B tiles of {b.name}")
-        self.l1_check(ptr, front, True, 1, construct, node, within=tile_bytes - size + 1)
+        self.l1_check(ptr, front, True, 1, construct, node, within=tile_bytes - size + 1, width=size)
         if self.trial or self.survey:
             return 0
         off, origin = ptr.offset, ptr.origin
@@ -1101,7 +1101,7 @@ class KernelReader:
         for f in self.fills.values():
             f.zeros_pending = False
 
-    def loopback_fill(self, src: V.L1Ptr, dst: V.L1Ptr, node: Any) -> None:
+    def loopback_fill(self, src: V.L1Ptr, dst: V.L1Ptr, size: int | None, node: Any) -> None:
         """A NoC read from this core's own L1 (``{.noc_x = my_x, .noc_y = my_y}``) out of the page this engine's
         stores are building into the same page: ``generate_index_tile`` replicates its stored seed rows down the
         tile so (ttnn 0.81.1 ``ttnn/kernel_lib/index_tile_dataflow.hpp:85-115``: stores, a blocking load of the
@@ -1120,9 +1120,13 @@ class KernelReader:
                         f"{self.text(node)}: no blocking load of the word of the last store into c_{dst.cb} since "
                         "it; the NoC may read bytes the RISC's stores have not landed yet")
         page = self.cb_index[dst.cb].entry_size
+        if size is not None and not 0 < size <= page:
+            self.refuse("NoC read inside a page not within the page being built", node,
+                        f"{self.text(node)}: {size} B, the page of c_{dst.cb} {page} B")
+        # both ends' ``size`` bytes inside the page; a size not known: their starts in it, the page's bytes past them
         for ptr in (src, dst):
             self.l1_check(ptr, False, True, 0, "NoC read inside a page not within the page being built", node,
-                          within=page)
+                          within=page if size is None else page - size + 1, width=size)
         f.reads_pending = True
 
     def local_copy_read(self, src: V.L1Ptr, dst: V.L1Ptr, size: int, node: Any) -> None:
@@ -1188,12 +1192,12 @@ class KernelReader:
                         + (f"{zeros} B are zeros on {self.host.target.name} (dev_mem_map.h)" if zeros is not None else
                            f"an unknown size on {self.host.target.name}"))
         page = self.cb_index[dst.cb].entry_size
-        self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
-                      within=page)
-        lo, hi = self.bounds(dst.offset) if isinstance(dst.offset, V.Sym) else (None, None)
-        if lo is None or hi is None or lo < 0 or hi + size > page:
+        if size > page:
             self.refuse("zeros-region read not within the buffer's next unfilled page", node,
-                        f"{self.text(node)}: {size} B at an offset past the {page} B page of c_{dst.cb}")
+                        f"{self.text(node)}: {size} B, more than the {page} B page of c_{dst.cb}")
+        # its ``size`` bytes inside the page being built, wherever the pointer was taken (``l1_check``)
+        self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
+                      within=page - size + 1, width=size)
         f0 = self.fills.get(dst.cb)
         if f0 is not None and f0.reads_pending and f0.zero_reads:
             return
