@@ -478,7 +478,7 @@ def test_zero_fill_then_stores_on_some_paths(tmp_path: Path) -> None:
     ((_FILL, "    p[0] = 1;", "    cb_reserve_back(0, 1);", "    cb_push_back(0, 1);"),
      "plain store into a buffer page before its reserve", 4),
     (("    cb_reserve_back(0, 1);", _FILL, "    p[0] = 1;"), "plain store into a buffer page never pushed", 5),
-    # which of several pushed pages the stores reach is not followed
+    # two pages pushed, the second built by no store
     (("    cb_reserve_back(0, 2);", _FILL, "    p[0] = 1;", "    cb_push_back(0, 2);"),
      "plain stores into a push of more than one page", 6),
     # a page a NoC read also fills, before its barrier (after it, a patch: tests/test_frontend_ttmetal_patch.py)

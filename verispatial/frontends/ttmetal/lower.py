@@ -298,6 +298,17 @@ class _Fill:
     #: stores into a tile a NoC read of this engine filled and landed (``KernelReader.patch_store``: the padding of
     #: matmul's last K tile, pad_tile.hpp:91): the tile is the read's; the stores only change bytes of it
     patch: bool = False
+    #: the pages of the reservation the constant stores surely touch, each with the blocks open at such a store (the
+    #: first page counts as 0; ``store_extent_check``): a push of several pages is read as a fill of them when a
+    #: store on every path to it touches each (``filled_by_stores``)
+    touched: tuple[tuple[int, tuple[Block, ...]], ...] = ()
+    #: the loops along which a store's offsets run over several pages (``reserved_pages``): they touch each of those
+    #: pages only if all their iterations come before the push (closed there)
+    spans: tuple[object, ...] = ()
+    #: one past the last page of the reservation any store may reach (1: the page being built only)
+    reach: int = 1
+    #: where the store that reaches page ``reach - 1`` is
+    reach_loc: SourceLoc | None = None
 
 
 @attrs.define
@@ -366,6 +377,8 @@ class KernelReader:
         #: per buffer, the pages of this engine's last ``cb_reserve_back`` of it read: which rule a store past the page
         #: being built breaks (``store_extent_check``)
         self.reserved: dict[int, int] = {}
+        #: per buffer, the loops open at that reserve: the iterations of a loop opened since all build one reservation
+        self.reserve_loops: dict[int, tuple[_Loop, ...]] = {}
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
         #: start, with the store's place (``read_landed``, ``patch_loop_closed``)
         self.patch_loops: list[tuple[Block, SourceLoc]] = []
@@ -735,6 +748,7 @@ class KernelReader:
             self.noc_filled.discard(op.buf)
             self.patch_sent.discard(op.buf)
             self.reserved[op.buf] = op.pages
+            self.reserve_loops[op.buf] = tuple(self.loops)
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         if isinstance(op, (ReadTiles, RemoteRead)):
@@ -1270,9 +1284,27 @@ class KernelReader:
             # before it lands, and the push is a store to another region: async-read-publish without the drain)
             self.blocks[-1].add(self.patch_op(push.buf, f), f.loc)
             return
+        if f.reach > push.pages:
+            raise Refused("plain store not into the pages pushed", f.reach_loc or f.loc,
+                          f"c_{push.buf}: a store reaches page {f.reach - 1} of the reservation, but the push at "
+                          f"{self.loc(node).file}:{self.loc(node).line} publishes {push.pages}")
+        here = self.blocks
         if push.pages != 1:
-            self.refuse("plain stores into a push of more than one page", node,
-                        f"{push.pages} pages of c_{push.buf}: which of them the stores fill is not followed")
+            # each page the push publishes built by a store on every path to it (``store_extent_check``)
+            # (a trial or survey reading follows no page: l1_check checks nothing there)
+            unbuilt = [] if self.trial or self.survey else [k for k in range(push.pages) if not any(
+                page == k and _certain_to(lineage, here) for page, lineage in f.touched)]
+            if not unbuilt and any(lp is open_ for lp in f.spans for open_ in self.loops):
+                # stores over several pages along a loop the push is in: each iteration's push publishes the
+                # pages of its own iterations' stores, not of all of them
+                self.refuse("plain stores into a push of more than one page", node,
+                            f"{push.pages} pages of c_{push.buf}: stores over several of them along a loop the push is "
+                            "in, each iteration building part of them")
+            if f.copy is not None or unbuilt:
+                self.refuse("plain stores into a push of more than one page", node,
+                            f"{push.pages} pages of c_{push.buf}: "
+                            + (f"page {unbuilt[0]} is not built by a store on every path to the push" if unbuilt
+                               and f.copy is None else "which of them the stores fill is not followed"))
         if f.zeros_pending:
             self.refuse("push before write_zeros_l1_barrier", node,
                         f"c_{push.buf}: its zero fill may not have landed")
@@ -1283,15 +1315,12 @@ class KernelReader:
             raise Refused("plain stores and another write into one buffer page", f.loc,
                           f"c_{push.buf}: a read or fill between the stores and the push at "
                           f"{self.loc(node).file}:{self.loc(node).line} moved its write position")
-        here = self.blocks
-        common = 0
-        while common < min(len(here), len(f.lineage)) and here[common] is f.lineage[common]:
-            common += 1
-        if not all(b.certain for b in f.lineage[common:]):
+        if not _certain_to(f.lineage, here):
             raise Refused("plain stores into a buffer page on some paths only", f.loc,
                           f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
                           "them")
-        fill: FillTiles | CopyTiles = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores", f.drained)
+        fill: FillTiles | CopyTiles = FillTiles(push.buf, push.pages * self.cb_index[push.buf].page_tiles, "stores",
+                                                f.drained)
         if f.copy is not None:
             fill = CopyTiles(f.copy, push.buf, self.cb_index[push.buf].page_tiles, f.drained)
         elif not publish:  # pragma: no cover - only a copy has a source to pop
@@ -4432,29 +4461,90 @@ class KernelReader:
         of the front), for every loop index and trip value (``l1_check``). ``get_write_ptr`` is valid for the pages
         the ``cb_reserve_back`` before it requested only (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
         dataflow_api.h:309-313``): a store past them lands in a page of the ring another engine may hold, or past the
-        ring. The element's size must be known (a pointer to a type of unknown size: refused)."""
+        ring. The element's size must be known (a pointer to a type of unknown size: refused).
+
+        The constant stores of a page may reach past it into the other pages that reservation requested
+        (``reserve_back(2)``, a loop over both pages, ``push_back(2)``): they are followed page by page
+        (``reserved_pages``), and the push that publishes them all is a fill of all of them (``filled_by_stores``)."""
         page = self.cb_index[at.cb].entry_size
         if at.elem is None or at.elem > page:
             self.refuse(construct, n, f"{self.text(n)}: an element of "
                         + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
+        f = self.fills.get(at.cb) if not at.front else None
         try:
             self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem)
         except Refused:
-            pages = self.reserved.get(at.cb, 1) if not at.front else 1
-            if pages > 1:
-                # inside the pages the last reserve requested, which ``get_write_ptr`` makes writable
-                # (dataflow_api.h:309-313): the kernel breaks no rule, the reading follows one page per push only
-                try:
-                    self.l1_check(at, False, True, 0, construct, n, within=pages * page - at.elem + 1,
-                                  width=at.elem)
-                except Refused:
-                    pass
-                else:
-                    self.refuse("plain stores into more than one reserved page", n,
-                                f"{self.text(n)}: inside the {pages} pages of c_{at.cb} the cb_reserve_back before "
-                                "it requested, past the first: which of them the stores build is not followed (the "
-                                "stores of one page per push are read)")
+            pages = self.reserved.get(at.cb, 1) if f is not None else 1
+            if pages <= 1:
+                raise
+            # inside the pages the last reserve requested, which ``get_write_ptr`` makes writable
+            # (dataflow_api.h:309-313)?
+            try:
+                self.l1_check(at, False, True, 0, construct, n, within=pages * page - at.elem + 1, width=at.elem)
+            except Refused:
+                pass
+            else:
+                assert f is not None
+                self.reserved_pages(f, at, n)
+                return
             raise
+        if f is not None and not self.trial and not self.survey:
+            f.touched = _touch(f.touched, 0, tuple(self.blocks))
+
+    def reserved_pages(self, f: _Fill, at: V.L1Ptr, n: Any) -> None:
+        """Records which pages of its reservation the constant store at ``at`` touches (``_Fill.touched``) and how
+        far it may reach (``_Fill.reach``), the store lying inside the reservation (``store_extent_check``): its
+        byte offset from the model's place of the page being built, bounded over the open loops; a store whose
+        offsets run over several pages must step by at most a page along one loop of a constant count, so that each
+        page between its least and greatest offset holds one of them. Refused by name otherwise, and for a copy's
+        stores (a copy of one page per push is read)."""
+        page = self.cb_index[at.cb].entry_size
+        pages = self.reserved.get(at.cb, 1)
+        why = (f"{self.text(n)}: inside the {pages} pages of c_{at.cb} the cb_reserve_back before it requested, past "
+               "the first: which of them the stores build is not followed")
+        if f.copy is not None or f.patch:
+            self.refuse("plain stores into more than one reserved page", n, why + " (a copy of one page per push)")
+        if self.trial or self.survey:
+            return
+        delta = self.model_offset(at)
+        lo, hi = self.bounds(delta) if delta is not None else (None, None)
+        if delta is None or lo is None or hi is None or delta.trip is not None:
+            self.refuse("plain stores into more than one reserved page", n, why)
+        assert at.elem is not None
+        last = (hi + at.elem - 1) // page
+        if lo // page != hi // page:
+            # offsets over several pages: each page between them holds one when they step by at most a page along
+            # one loop of a constant count whose iterations all build this reservation (opened since its reserve)
+            loop = next((lp for lp in self.loops if len(delta.loops) == 1 and lp.var == delta.loops[0][0]), None)
+            if loop is None or not isinstance(loop.count, int) or abs(delta.loops[0][1]) > page or \
+                    any(loop is x for x in self.reserve_loops.get(at.cb, ())):
+                self.refuse("plain stores into more than one reserved page", n,
+                            why + " (stores over several pages along several loops, one open before the reserve, or "
+                            "stepping by more than a page)")
+            f.spans = (*f.spans, loop)
+        for k in range(lo // page, hi // page + 1):
+            f.touched = _touch(f.touched, k, tuple(self.blocks))
+        if last + 1 > f.reach:
+            f.reach, f.reach_loc = last + 1, self.loc(n)
+
+    def model_offset(self, ptr: V.L1Ptr) -> V.Sym | None:
+        """The byte offset of write pointer ``ptr`` from the model's place of the page being built in its buffer's
+        back (``l1_check``'s cases (1) and (2)): its offset less the tiles filled since, and less the pages pushed
+        since it was taken unless they are whole rings. None where the reading does not follow it."""
+        off, origin = ptr.offset, ptr.origin
+        if ptr.front or not isinstance(off, V.Sym) or not isinstance(origin, V.Sym):
+            return None
+        b = self.cb_index[ptr.cb]
+        tile_bytes = b.entry_size // b.page_tiles
+        d = self.ctr("pushed", ptr.cb) + (-origin)
+        if not isinstance(d, V.Sym):
+            return None
+        base = self.ctr("fill", ptr.cb).scaled(tile_bytes)
+        coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
+        if not all(c % b.entries == 0 for c in coefs):
+            base = d.scaled(b.entry_size) + base  # type: ignore[assignment]
+        delta = off + (-base)
+        return delta if isinstance(delta, V.Sym) else None
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -5941,6 +6031,25 @@ def _word_cast_type(n: Any) -> str | None:
             if name is not None and name.text.decode() == "static_cast" and targs is not None:
                 typ = " ".join(targs.text.decode().strip("<>").split())
     return typ if typ in _WORD_TYPES else None
+
+
+def _touch(touched: tuple[tuple[int, tuple[Block, ...]], ...], page: int,
+           lineage: tuple[Block, ...]) -> tuple[tuple[int, tuple[Block, ...]], ...]:
+    """``touched`` (``_Fill.touched``) with a store into ``page`` under the blocks ``lineage``, once."""
+    if any(k == page and len(b) == len(lineage) and all(x is y for x, y in zip(b, lineage, strict=True))
+           for k, b in touched):
+        return touched
+    return (*touched, (page, lineage))
+
+
+def _certain_to(lineage: tuple[Block, ...], here: list[Block]) -> bool:
+    """Whether a statement read under the blocks ``lineage`` runs on every path to a statement under ``here``: the
+    blocks it is in past those the two share are all certain (a loop of a constant count of at least 1, not a
+    branch's side)."""
+    common = 0
+    while common < min(len(here), len(lineage)) and here[common] is lineage[common]:
+        common += 1
+    return all(b.certain for b in lineage[common:])
 
 
 def _u32(x: int) -> bool:
