@@ -587,3 +587,25 @@ def test_a_word_read_modify_writes_increment_is_no_flag_word() -> None:
     assert "ready@(1,0) is 1, the wait needs >= 2 (1 short)" in t
     assert "(1,0).writer's sem_rmw(ready, 1) at ops[0] ran 1 time" in t
     assert "never came" not in t
+
+
+def test_reproduce_tries_the_checkers_runs_from_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A violation with no positions to drive toward is looked for in the runs from launch the checker makes
+    (``replay.launch_schedules``), one list for both, in its order (explain kept its own beside it)."""
+    from verispatial.certify import replay
+    from verispatial.petri.interp import simulate
+    from verispatial.report import explain
+
+    program = load_program(ROOT / "examples/broken/e_read_no_barrier.json")
+    (v, *_) = simulate(program).violations
+    schedules = [replay.Launch("random schedule seed 7", 7), replay.Launch("departures last", None, hold=True)]
+    monkeypatch.setattr(replay, "launch_schedules", lambda _program: schedules)
+    tried: list[tuple[int | None, bool]] = []
+
+    def record(_program: Program, _trips: Any, seed: int | None = None, hold: bool = False, **_kw: Any) -> Any:
+        tried.append((seed, hold))
+        return attrs.evolve(simulate(program), violations=[])
+
+    monkeypatch.setattr(explain, "simulate", record)
+    assert explain.reproduce(program, {}, v) is None
+    assert tried == [(7, False), (None, True)]

@@ -429,6 +429,41 @@ def test_a_64_bit_value_converted_to_32_bits_is_the_word(tmp_path: Path, lines: 
     assert _ops(_read(tmp_path, _main(*lines))) == ops
 
 
+@pytest.mark.parametrize(("lines", "ops"), [
+    # the second report's ok_scast_sub: (uint32_t)(2**64 - 1) is 4294967295 > 5, compared as unsigned words (g++)
+    (["    uint64_t a = 0;", "    auto b = a - 1;",
+      "    if (static_cast<uint32_t>(b) > 5) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 1)]),
+    (["    uint64_t a = 0;", "    if ((uint32_t)(a - 1) <= 7u) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 2)]),
+    # ok_int32conv: (int32_t)(2**64 - 1) is -1, below 0 in a signed comparison
+    (["    uint64_t a = 0;", "    auto b = a - 1;",
+      "    if ((int32_t)b < 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 1)]),
+    # 2**32 + 3 as a word is 3
+    (["    if ((uint32_t)(65536ull * 65536ull + 3) < 4) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+     [("Reserve", 1)]),
+])
+def test_an_order_of_a_64_bit_value_converted_to_32_bits_compares_the_word(tmp_path: Path, lines: list[str],
+                                                                           ops: list[tuple[str, int]]) -> None:
+    """``<``, ``<=``, ``>``, ``>=`` of an explicitly converted value compare the word, unsigned for ``uint32_t`` and
+    signed for ``int32_t`` (C++'s usual arithmetic conversions of two 32-bit operands). They were refused as an
+    order of a negative and a non-negative number, naming the value before the conversion (-1)."""
+    assert _ops(_read(tmp_path, _main(*lines))) == ops
+
+
+@pytest.mark.parametrize("lines", [
+    # the converted word beside a 64-bit value: C++ compares in 64 bits
+    ["    uint64_t a = 0;", "    uint64_t c = 5;",
+     "    if ((int32_t)(a - 1) < c) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+    # a signed word against an unsigned literal: converted to unsigned by C++, not followed here
+    ["    uint64_t a = 0;", "    if ((int32_t)(a - 1) < 5u) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }"],
+])
+def test_an_order_of_a_converted_word_beside_another_type_stays_refused(tmp_path: Path, lines: list[str]) -> None:
+    with pytest.raises(Refused):
+        _read(tmp_path, _main(*lines))
+
+
 @pytest.mark.parametrize("lines", [
     # the conversion covers only its operand: the 64-bit b beside it is still compared in 64 bits
     ["    uint64_t a = 0;", "    auto b = a - 1;",

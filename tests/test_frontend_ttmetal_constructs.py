@@ -500,7 +500,7 @@ def test_zero_fill_then_stores_on_some_paths(tmp_path: Path) -> None:
     ((_FILL, "    p[0] = 1;", "    cb_reserve_back(0, 1);", "    cb_push_back(0, 1);"),
      "plain store into a buffer page before its reserve", 4),
     (("    cb_reserve_back(0, 1);", _FILL, "    p[0] = 1;"), "plain store into a buffer page never pushed", 5),
-    # which of several pushed pages the stores reach is not followed
+    # two pages pushed, the second built by no store
     (("    cb_reserve_back(0, 2);", _FILL, "    p[0] = 1;", "    cb_push_back(0, 2);"),
      "plain stores into a push of more than one page", 6),
     # a page a NoC read also fills, before its barrier (after it, a patch: tests/test_frontend_ttmetal_patch.py)
@@ -612,3 +612,15 @@ def test_a_dfb_binding_to_a_buffer_not_declared_is_bad_input(tmp_path: Path) -> 
 
     with pytest.raises(ParseError, match=r"kernels\[0\]\.dfb_bindings\.dst: no buffer 'nope'"):
         _read(tmp_path, _main(prelude=_DFB), kernel={"dfb_bindings": {"dst": "nope"}})
+
+
+@pytest.mark.parametrize(("decl", "kind"), [("    struct Row { uint32_t w[16]; };", "struct"),
+                                            ("    class Row { public: uint32_t w[16]; };", "class"),
+                                            ("    union Row { uint32_t w; uint16_t h[2]; };", "union")])
+def test_a_type_declared_inside_a_function_is_refused_in_a_kernel_engineers_words(tmp_path: Path, decl: str,
+                                                                                  kind: str) -> None:
+    """The second report's ``bad_struct``: it was refused as ``statement struct_specifier``, the parser's node name."""
+    with pytest.raises(Refused, match=f"a {kind} declared inside a function") as e:
+        _read(tmp_path, _main("    cb_reserve_back(0, 1);", decl, "    cb_push_back(0, 1);"))
+    assert e.value.loc.line == 4
+    assert "at file scope" in e.value.detail

@@ -534,3 +534,29 @@ def test_a_loop_between_two_runtime_ranges_is_refused_by_its_own_name(tmp_path: 
     with pytest.raises(Refused, match="loop count of two runtime ranges") as e:
         import_host(tmp_path / "h.json")
     assert e.value.loc.line == 5
+
+
+def test_a_shift_of_a_64_bit_operand_by_32_to_63_is_defined(tmp_path: Path) -> None:
+    """``1ull << 32`` is 2**32 (C++ [expr.shift]: a shift is undefined only by the width of the promoted left operand
+    or more, and ``unsigned long long`` is 64 bits on the RV32 cores), a 64-bit value handled as the 64-bit rules say:
+    an explicit ``(uint32_t)`` of it is the word (g++: 2 and 8). It was refused as "a shift by 32 (undefined)"; ``1u << 32``
+    and ``1ull << 64`` stay undefined, and a comparison of 2**32 stays one past 32 bits."""
+    ep = _read(tmp_path, "    cb_reserve_back(0, (uint32_t)((1ull << 32) + 2));",
+               "    cb_reserve_back(0, (uint32_t)(((uint64_t)n << 32) >> 32));")
+    assert _reserved(ep) == [2, 8]
+    with pytest.raises(Refused, match=r"a shift by 64 \(undefined\)"):
+        _read(tmp_path, "    cb_reserve_back(0, (uint32_t)((1ull << 64) + 2));")
+    with pytest.raises(Refused, match=r"a shift by 32 \(undefined\)"):
+        _read(tmp_path, "    cb_reserve_back(0, (uint32_t)(((uint64_t)1u << 32) + (1u << 32)));")
+    with pytest.raises(Refused, match="comparison of a 64-bit value past 32 bits"):
+        _read(tmp_path, "    if ((1ull << 32) != 0) { cb_reserve_back(0, 1); } else { cb_reserve_back(0, 2); }")
+
+
+def test_a_64_bit_constant_past_the_word_converted_to_32_bits_is_the_truncated_word(tmp_path: Path) -> None:
+    """``(uint32_t)(65536ull * 65536ull + 2)`` is 2 (g++); it was kept 4294967298, and a reserve of it was an invalid
+    program (a semaphore increment of it would have counted 2**32 more than the kernel's). Signed: ``(int32_t)`` of
+    2**32 + 2**32 - 1 is -1."""
+    ep = _read(tmp_path, "    cb_reserve_back(0, (uint32_t)(65536ull * 65536ull + 2));",
+               "    int32_t k = (int32_t)(65536ull * 65536ull * 2 - 1);",
+               "    if (k < 0) { cb_reserve_back(0, 3); } else { cb_reserve_back(0, 4); }")
+    assert _reserved(ep) == [2, 3]

@@ -169,3 +169,35 @@ def test_a_source_pushed_before_the_copy_landed_is_refused(tmp_path: Path) -> No
     body = (*COPY[:6], COPY[6], COPY[8], COPY[7], *COPY[9:])  # push c_1, then the barrier
     _refused(_host(tmp_path, body, _WRITER), "push of a local copy's source before its read barrier",
              _line(body, "cb_push_back(1, 1)"))
+
+
+#: two pages of c_0 reserved at once and zeroed one at a time through the pointer taken before the first push (the
+#: documented "old pointer plus a page" form), 512 B a read
+ZEROS_TWO_PAGES = ("    for (uint32_t i = 0; i < 4; ++i) {",
+                   "        cb_reserve_back(0, 2);",
+                   "        uint32_t l1 = get_write_ptr(0);",
+                   "        for (uint32_t k = 0; k < 4; ++k) {",
+                   "            noc_async_read(get_noc_addr(MEM_ZEROS_BASE), l1 + k * 512, 512);",
+                   "        }",
+                   "        noc_async_read_barrier();",
+                   "        cb_push_back(0, 1);",
+                   "        for (uint32_t k = 0; k < 4; ++k) {",
+                   "            noc_async_read(get_noc_addr(MEM_ZEROS_BASE), l1 + 2048 + k * 512, 512);",
+                   "        }",
+                   "        noc_async_read_barrier();",
+                   "        cb_push_back(0, 1);",
+                   "    }")
+
+
+def test_zeros_reads_into_the_second_reserved_page_end_inside_the_ring(tmp_path: Path) -> None:
+    """The ring check counts each read's own 512 bytes: the second page's last read ends at byte 4096 past the
+    pointer, inside the 8192-B ring wherever it was taken (it counted the page's 2048 B from the read's start, as
+    if the read reached byte 5632 and wrapped, and refused the kernel)."""
+    p = import_host(_host(tmp_path, ZEROS_TWO_PAGES))
+    assert sum(1 for ep in p.programs for op in walk(ep.ops) if isinstance(op, FillTiles)) == 2
+
+
+def test_a_zeros_read_past_the_second_reserved_page_stays_refused(tmp_path: Path) -> None:
+    body = tuple(line.replace("l1 + 2048 + k * 512", "l1 + 2048 + k * 512 + 4") for line in ZEROS_TWO_PAGES)
+    # the last read's 4 bytes past the second page: where the pushes since put the model's page, it is not
+    _refused(_host(tmp_path, body), "L1 pointer taken before a push used after it", _line(body, "l1 + 2048 + k * 512 + 4"))

@@ -379,3 +379,42 @@ def test_a_load_the_stated_data_does_not_decide_says_which_condition_failed(tmp_
         import_host(_host(tmp_path, reader, writer))
     assert "the stated tensor data does not decide" in str(e.value), e.value
     assert why in str(e.value), e.value
+
+
+def _two_words(tmp_path: Path, values: list[int]) -> Path:
+    """The ring host with idx stating ``values`` and the writer summing words 0 and 1 in a constant loop (the first
+    report's ``st_sum``)."""
+    path = _ring_host(tmp_path, (*_FILLED, *_RING_A), front=("    cb_wait_front(1, 1);",))
+    writer = (tmp_path / "writer.cpp").read_text().replace(
+        "    uint32_t n = p[0];", "    uint32_t n = 0;\n    for (uint32_t k = 0; k < 2; ++k) { n += p[k]; }")
+    (tmp_path / "writer.cpp").write_text(writer)
+    data = json.loads(path.read_text())
+    data["tensors"][0]["values"] = values
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_stated_words_summed_in_a_constant_loop_are_followed(tmp_path: Path) -> None:
+    """``for (k < 2) n += p[k]`` loads word k at each iteration: the loop is read as it runs, each load a stated
+    word, so n is their sum (it was refused as a loop bound not known statically). 1 + 2 = 3 pages: the reader's."""
+    for i, (values, counts) in enumerate((([1, 2], [3, 3]), ([3, 7], [3, 10]))):
+        (tmp_path / str(i)).mkdir()
+        assert _loop_counts(_two_words(tmp_path / str(i), values)) == counts
+
+
+def test_a_load_from_a_sharded_stated_tensor_names_the_shard(tmp_path: Path) -> None:
+    """The first report's ``st_shard``: c_1 is globally allocated on idx's shard, so its pages are what the host
+    placed on each core, never landed by a read; the refusal says so (it said no kernel read lands bytes in c_1 yet,
+    as if the filler had not been read)."""
+    path = _ring_host(tmp_path, ("    cb_reserve_back(1, 1);", "    cb_push_back(1, 1);", *_RING_A),
+                      front=("    cb_wait_front(1, 1);",), entries=1)
+    data = json.loads(path.read_text())
+    data["tensors"][0] |= {"shape": [64, 32], "shard": {"layout": "height", "cores": "0,0-1,0", "shape": [32, 32]}}
+    data["buffers"][1]["globally_allocated"] = "idx"
+    data["work_units"][0]["cores"] = "0,0-1,0"
+    path.write_text(json.dumps(data))
+    with pytest.raises(Refused, match="not known statically") as e:
+        import_host(path)
+    assert "the stated tensor data does not decide" in str(e.value), e.value
+    assert "c_1 is globally allocated on idx's shard" in str(e.value), e.value
+    assert (e.value.loc.file, e.value.loc.line) == ("writer.cpp", 9), e.value  # the loop the load bounds

@@ -18,6 +18,8 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 
 from tests.test_frontend_ttmetal_l1addr import _proved
 from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import FillTiles
+from verispatial.ir.program import walk
 
 _HEAD = ("#include <stdint.h>", '#include "api/dataflow/dataflow_api.h"', "void kernel_main() {")
 
@@ -349,3 +351,129 @@ UNBOUNDED_INDICES = {
 def test_stores_at_an_index_not_bounded_are_refused(tmp_path: Path, form: str) -> None:
     with pytest.raises(Refused, match="L1 address at an offset not followed"):
         import_host(_host(tmp_path, _reader(*UNBOUNDED_INDICES[form])))
+
+
+#: stores building both pages of a 2-page reservation at once (the second report's ``ok_two_pages``,
+#: ``ok_second_page_only``, ``ok_tile_loop``); the line of the first store into the second page
+TWO_PAGES_AT_ONCE = {
+    "one_loop": (("        for (uint32_t i = 0; i < 1024; ++i) { p[i] = t; }",
+                  "        ckernel::load_blocking(p + 1023);"), 7),
+    "page_by_page": (("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+                      "        for (uint32_t i = 512; i < 1024; ++i) { p[i] = t; }",
+                      "        ckernel::load_blocking(p + 1023);"), 8),
+    "tile_loop": (("        uint32_t l1 = get_write_ptr(0);",
+                   "        for (uint32_t k = 0; k < 2; ++k) {",
+                   "            volatile tt_l1_ptr uint32_t* q = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(l1);",
+                   "            for (uint32_t i = 0; i < 512; ++i) { q[i] = t; }",
+                   "            l1 += 2048;",
+                   "        }",
+                   "        ckernel::load_blocking(p + 1023);"), 10),
+    # two stores a page apart and more, in a loop read as it runs: one in each page
+    "page_stride": (("        for (uint32_t i = 0; i < 2; ++i) { p[i * 600] = t; }",
+                     "        ckernel::load_blocking(p + 600);"), 7),
+}
+
+
+def _two_at_once(fill: tuple[str, ...]) -> tuple[str, ...]:
+    return ("    for (uint32_t t = 0; t < 2; ++t) {",
+            "        cb_reserve_back(0, 2);",
+            "        volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));",
+            *fill,
+            "        cb_push_back(0, 2);",
+            "    }")
+
+
+def _fills(path: Path) -> list[int]:
+    return [op.tiles for ep in import_host(path).programs for op in walk(ep.ops) if isinstance(op, FillTiles)]
+
+
+@pytest.mark.parametrize("form", sorted(TWO_PAGES_AT_ONCE))
+def test_stores_into_two_reserved_pages_at_once_are_a_fill_of_both(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                   form: str) -> None:
+    """A reservation of two pages makes both writable (``dataflow_api.h:309-313``: "the amount of valid memory is
+    equal to the number of tiles requested"); stores building each of them, pushed at once, are a ``FillTiles`` of
+    both. They were refused, first as stores outside the reservation (citing the rule the kernel keeps), then as
+    stores of several pages not followed."""
+    fill, _ = TWO_PAGES_AT_ONCE[form]
+    path = _host(tmp_path, _two_at_once(fill))
+    assert set(_fills(path)) == {2}
+    _proved(path, capsys)
+
+
+#: stores into two reserved pages the reading does not take as a fill of both; the construct and the line refused
+TWO_PAGES_NOT_BUILT = {
+    # the second page never stored into: its bytes are what L1 held
+    "first_only": (("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }", "        ckernel::load_blocking(p + 511);"),
+                   "plain stores into a push of more than one page", 9),
+    "second_only": (("        for (uint32_t i = 512; i < 1024; ++i) { p[i] = t; }",
+                     "        ckernel::load_blocking(p + 1023);"), "plain stores into a push of more than one page", 9),
+    # the second page stored into in the second iteration of the loop around the reserve only (t = 1: word 512)
+    "second_in_a_later_reservation": (("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+                                       "        p[t * 512] = t;", "        ckernel::load_blocking(p + t * 512);"),
+                                      "plain stores into a push of more than one page", 10),
+    # the second page's stores on some paths only
+    "second_in_a_branch": (("        for (uint32_t i = 0; i < 512; ++i) { p[i] = t; }",
+                            "        if (t == 0) { for (uint32_t i = 512; i < 1024; ++i) { p[i] = t; } }",
+                            "        ckernel::load_blocking(p + 511);"),
+                           "plain stores into a push of more than one page", 10),
+}
+
+
+@pytest.mark.parametrize("form", sorted(TWO_PAGES_NOT_BUILT))
+def test_stores_that_do_not_build_each_reserved_page_are_refused(tmp_path: Path, form: str) -> None:
+    fill, construct, line = TWO_PAGES_NOT_BUILT[form]
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(_host(tmp_path, _two_at_once(fill)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", line), e.value
+
+
+_BYTE_PTR = "volatile tt_l1_ptr uint8_t* b = reinterpret_cast<volatile tt_l1_ptr uint8_t*>(get_write_ptr(0));"
+
+#: ``b[t * 7]`` reaches the second page only from t = 293 on (the loop, too long to read as it runs, is read once), so
+#: its range over t is not what one reservation's stores touch: the reader, the construct refused and what it says
+ALONG_A_LOOP_AROUND = {
+    # each iteration of t reserves and pushes its own two pages
+    "reserve_in_the_loop": (("    for (uint32_t t = 0; t < 300; ++t) {", "        cb_reserve_back(0, 2);",
+                             f"        {_BYTE_PTR}", "        for (uint32_t i = 0; i < 2048; ++i) { b[i] = 1; }",
+                             "        b[t * 7] = 1;", "        ckernel::load_blocking(b + t * 7);",
+                             "        cb_push_back(0, 2);", "    }"),
+                            "plain stores into more than one reserved page", "one open before the reserve"),
+    # reserved once before the loop, pushed and reserved again in each iteration
+    "push_in_the_loop": (("    cb_reserve_back(0, 2);", "    for (uint32_t t = 0; t < 300; ++t) {", f"        {_BYTE_PTR}",
+                          "        b[t * 7] = 1;", "        ckernel::load_blocking(b + t * 7);",
+                          "        cb_push_back(0, 2);", "        cb_reserve_back(0, 2);", "    }"),
+                         "plain stores into a push of more than one page", "along a loop the push is in"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(ALONG_A_LOOP_AROUND))
+def test_stores_over_two_pages_along_a_loop_around_the_reservation_are_no_fill_of_each(tmp_path: Path,
+                                                                                     form: str) -> None:
+    reader, construct, why = ALONG_A_LOOP_AROUND[form]
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(_host(tmp_path, reader))
+    assert why in str(e.value), e.value
+
+
+def test_stores_into_the_second_reserved_page_pushed_with_the_first_alone_are_refused(tmp_path: Path) -> None:
+    """Both pages stored into, the first pushed alone: the second page's stores are not the pushed page's."""
+    reader = tuple(x.replace("cb_push_back(0, 2)", "cb_push_back(0, 1);\n        cb_push_back(0, 1)")
+                   for x in _two_at_once(TWO_PAGES_AT_ONCE["one_loop"][0]))
+    with pytest.raises(Refused, match="plain store not into the pages pushed") as e:
+        import_host(_host(tmp_path, reader))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 7), e.value
+
+
+def test_a_copy_into_two_reserved_pages_is_refused_by_name(tmp_path: Path) -> None:
+    writer = tuple(x.replace("cb_reserve_back(0, 1)", "cb_reserve_back(0, 2)").replace(
+        "dst[i] = src[i];", "dst[i + 512] = src[i];") for x in _copy_writer("dst[i] = src[i];", "1023"))
+    with pytest.raises(Refused, match="plain stores into more than one reserved page") as e:
+        import_host(_host(tmp_path, _COPY_READER, writer))
+    assert "a copy of one page per push" in str(e.value), e.value
+
+
+def test_stores_past_both_reserved_pages_still_break_the_reservation(tmp_path: Path) -> None:
+    fill = ("        for (uint32_t i = 0; i <= 1024; ++i) { p[i] = t; }", "        ckernel::load_blocking(p + 1024);")
+    with pytest.raises(Refused, match="plain store not into the buffer's next unfilled page") as e:
+        import_host(_host(tmp_path, _two_at_once(fill)))
+    assert (e.value.loc.file, e.value.loc.line) == ("reader.cpp", 7), e.value

@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 import networkx as nx
 
+from verispatial.certify import replay
 from verispatial.certify.replay import trip_words
 from verispatial.certify.report import Report, Result, Verdict
 from verispatial.ir import obligation
@@ -73,8 +74,6 @@ MESH_LIMIT = 12
 TIMELINE_EVENTS = 7
 #: Lanes (engines) a timeline shows at most.
 TIMELINE_LANES = 8
-#: Random schedules tried when reproducing a violation for its timeline.
-SEEDS = 12
 
 
 @attrs.frozen
@@ -255,7 +254,8 @@ class Waiting:
 def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
     """The interpreter's run to the deadlock ``cex`` names (its trips; each stuck engine at its op and iteration,
     every other engine finished), or None when no schedule tried reaches it. Schedules: those the checker's replay
-    tries (``certify.replay.directed``), then round robin and seeded random runs that end in the same deadlock."""
+    tries (``certify.replay.directed``), then the runs from launch it makes (``certify.replay.launch_schedules``)
+    that end in the same deadlock."""
     from verispatial.certify.replay import directed
 
     trips = cex.get("trips") if isinstance(cex.get("trips"), dict) else None
@@ -274,8 +274,8 @@ def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
         for _how, r in directed(program, trips, targets):
             if same(r):
                 return r
-        for seed in (None, *range(SEEDS)):
-            r = simulate(program, trips, seed=seed)
+        for launch in replay.launch_schedules(program):
+            r = simulate(program, trips, seed=launch.seed, hold=launch.hold)
             if same(r):
                 return r
     except (ValueError, KeyError):
@@ -838,11 +838,11 @@ IN_FLIGHT_RULES = frozenset({R.ASYNC_READ_PUBLISH, R.ASYNC_SOURCE_REUSE, R.ASYNC
 
 def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult | None:
     """A run, with its schedule recorded, in which the interpreter reports ``v``'s rule at ``v``'s engine and op:
-    toward the counterexample's positions first (as its replay did), then round robin and seeded random runs.
-    None when no schedule tried shows it."""
+    toward the counterexample's positions first (as its replay did), then the checker's runs from launch
+    (``certify.replay.launch_schedules``). None when no schedule tried shows it."""
     trips = cex.get("trips") if isinstance(cex.get("trips"), dict) else None
-    replay: dict[str, Any] = cex["replay"] if isinstance(cex.get("replay"), dict) else {}
-    trips = trips or (replay["trips"] if isinstance(replay.get("trips"), dict) else None)
+    replayed: dict[str, Any] = cex["replay"] if isinstance(cex.get("replay"), dict) else {}
+    trips = trips or (replayed["trips"] if isinstance(replayed.get("trips"), dict) else None)
 
     def match(x: Violation) -> bool:
         return x.rule == v.rule and x.position.engine == v.position.engine and x.position.path == v.position.path
@@ -875,8 +875,8 @@ def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult 
                 r = drive(program, trips, targets, stop_on=match, release=True, record=True, **kw)
                 if shows(r):
                     return r
-        for seed, hold in ((None, False), *((s, False) for s in range(SEEDS)), (None, True)):
-            r = simulate(program, trips, seed=seed, stop_on=match, record=True, hold=hold)
+        for launch in replay.launch_schedules(program):
+            r = simulate(program, trips, seed=launch.seed, stop_on=match, record=True, hold=launch.hold)
             if shows(r):
                 return r
     except (ValueError, KeyError):

@@ -248,6 +248,9 @@ def _page_offset(r: KernelReader, v: Any, node: Any, n: Any) -> V.Sym:
 
 
 def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
+    # the overload read, told apart by the second argument's type, takes its own argument counts
+    signatures.check_form(r, "id, addrgen[, offset[, noc[, resolver]]]" if len(vals) >= 2 and isinstance(
+        vals[1], V.Accessor) else "x, y, addr[, noc]" if len(vals) >= 3 else "addr[, noc]", nodes, n)
     if len(vals) >= 2 and isinstance(vals[1], V.Accessor):  # get_noc_addr(page, accessor[, offset[, noc]])
         page = vals[0]
         if not isinstance(page, V.Sym):
@@ -256,9 +259,7 @@ def _noc_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[An
         return V.TensorPage(vals[1].tensor, page, off)
     if len(vals) >= 3:  # get_noc_addr(x, y, addr[, noc])
         return V.RemoteAddr(r.site_of(vals[0], vals[1], n), vals[2])
-    if len(vals) >= 1:
-        return V.RemoteAddr(r.site, vals[0])
-    r.refuse("get_noc_addr with no arguments", n)
+    return V.RemoteAddr(r.site, vals[0])  # check_form refused a call of no argument
 
 
 def _mcast_addr(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
@@ -493,7 +494,8 @@ def remote_read(r: KernelReader, src: V.RemoteAddr, dst: Any, size: Any, n: Any)
         r.refuse("remote L1 read of an address not a buffer's pages", n, f"{r.text(n)}: {_why(r, n, target)}")
     if isinstance(dst, V.L1Ptr) and src.site == r.site and not target.front and not dst.front and \
             target.cb == dst.cb and dst.cb in r.fills:
-        r.loopback_fill(target, dst, n)  # inside the page its stores are building: part of the constant page
+        width = size.const if isinstance(size, V.Sym) and size.is_const else None
+        r.loopback_fill(target, dst, width, n)  # inside the page its stores are building: part of the constant page
         return
     if not target.front and src.site == r.site and target.cb not in r.scratch_cbs:
         # this core's own L1, the page this engine is building: a copy of the bytes a read of it landed there

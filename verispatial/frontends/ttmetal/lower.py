@@ -298,6 +298,17 @@ class _Fill:
     #: stores into a tile a NoC read of this engine filled and landed (``KernelReader.patch_store``: the padding of
     #: matmul's last K tile, pad_tile.hpp:91): the tile is the read's; the stores only change bytes of it
     patch: bool = False
+    #: the pages of the reservation the constant stores surely touch, each with the blocks open at such a store (the
+    #: first page counts as 0; ``store_extent_check``): a push of several pages is read as a fill of them when a
+    #: store on every path to it touches each (``filled_by_stores``)
+    touched: tuple[tuple[int, tuple[Block, ...]], ...] = ()
+    #: the loops along which a store's offsets run over several pages (``reserved_pages``): they touch each of those
+    #: pages only if all their iterations come before the push (closed there)
+    spans: tuple[object, ...] = ()
+    #: one past the last page of the reservation any store may reach (1: the page being built only)
+    reach: int = 1
+    #: where the store that reaches page ``reach - 1`` is
+    reach_loc: SourceLoc | None = None
 
 
 @attrs.define
@@ -366,6 +377,11 @@ class KernelReader:
         self.fills: dict[int, _Fill] = {}
         #: buffers a NoC read has filled pages of since their reserve
         self.noc_filled: set[int] = set()
+        #: per buffer, the pages of this engine's last ``cb_reserve_back`` of it read: which rule a store past the page
+        #: being built breaks (``store_extent_check``)
+        self.reserved: dict[int, int] = {}
+        #: per buffer, the loops open at that reserve: the iterations of a loop opened since all build one reservation
+        self.reserve_loops: dict[int, tuple[_Loop, ...]] = {}
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
         #: start, with the store's place (``read_landed``, ``patch_loop_closed``)
         self.patch_loops: list[tuple[Block, SourceLoc]] = []
@@ -742,6 +758,8 @@ class KernelReader:
                               f"c_{op.buf} is reserved at {self.loc(node).file}:{self.loc(node).line} after it")
             self.noc_filled.discard(op.buf)
             self.patch_sent.discard(op.buf)
+            self.reserved[op.buf] = op.pages
+            self.reserve_loops[op.buf] = tuple(self.loops)
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         if isinstance(op, (ReadTiles, RemoteRead)):
@@ -1006,7 +1024,7 @@ class KernelReader:
         if size > tile_bytes:
             self.refuse("transfer of part of a page longer than a tile", node,
                         f"{self.text(node)}: {size} B into {tile_bytes} B tiles of {b.name}")
-        self.l1_check(ptr, front, True, 1, construct, node, within=tile_bytes - size + 1)
+        self.l1_check(ptr, front, True, 1, construct, node, within=tile_bytes - size + 1, width=size)
         if self.trial or self.survey:
             return 0
         off, origin = ptr.offset, ptr.origin
@@ -1114,7 +1132,7 @@ class KernelReader:
         for f in self.fills.values():
             f.zeros_pending = False
 
-    def loopback_fill(self, src: V.L1Ptr, dst: V.L1Ptr, node: Any) -> None:
+    def loopback_fill(self, src: V.L1Ptr, dst: V.L1Ptr, size: int | None, node: Any) -> None:
         """A NoC read from this core's own L1 (``{.noc_x = my_x, .noc_y = my_y}``) out of the page this engine's
         stores are building into the same page: ``generate_index_tile`` replicates its stored seed rows down the
         tile so (ttnn 0.81.1 ``ttnn/kernel_lib/index_tile_dataflow.hpp:85-115``: stores, a blocking load of the
@@ -1133,9 +1151,13 @@ class KernelReader:
                         f"{self.text(node)}: no blocking load of the word of the last store into c_{dst.cb} since "
                         "it; the NoC may read bytes the RISC's stores have not landed yet")
         page = self.cb_index[dst.cb].entry_size
+        if size is not None and not 0 < size <= page:
+            self.refuse("NoC read inside a page not within the page being built", node,
+                        f"{self.text(node)}: {size} B, the page of c_{dst.cb} {page} B")
+        # both ends' ``size`` bytes inside the page; a size not known: their starts in it, the page's bytes past them
         for ptr in (src, dst):
             self.l1_check(ptr, False, True, 0, "NoC read inside a page not within the page being built", node,
-                          within=page)
+                          within=page if size is None else page - size + 1, width=size)
         f.reads_pending = True
 
     def local_copy_read(self, src: V.L1Ptr, dst: V.L1Ptr, size: int, node: Any) -> None:
@@ -1201,12 +1223,12 @@ class KernelReader:
                         + (f"{zeros} B are zeros on {self.host.target.name} (dev_mem_map.h)" if zeros is not None else
                            f"an unknown size on {self.host.target.name}"))
         page = self.cb_index[dst.cb].entry_size
-        self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
-                      within=page)
-        lo, hi = self.bounds(dst.offset) if isinstance(dst.offset, V.Sym) else (None, None)
-        if lo is None or hi is None or lo < 0 or hi + size > page:
+        if size > page:
             self.refuse("zeros-region read not within the buffer's next unfilled page", node,
-                        f"{self.text(node)}: {size} B at an offset past the {page} B page of c_{dst.cb}")
+                        f"{self.text(node)}: {size} B, more than the {page} B page of c_{dst.cb}")
+        # its ``size`` bytes inside the page being built, wherever the pointer was taken (``l1_check``)
+        self.l1_check(dst, False, True, 0, "zeros-region read not within the buffer's next unfilled page", node,
+                      within=page - size + 1, width=size)
         f0 = self.fills.get(dst.cb)
         if f0 is not None and f0.reads_pending and f0.zero_reads:
             return
@@ -1279,9 +1301,27 @@ class KernelReader:
             # before it lands, and the push is a store to another region: async-read-publish without the drain)
             self.blocks[-1].add(self.patch_op(push.buf, f), f.loc)
             return
+        if f.reach > push.pages:
+            raise Refused("plain store not into the pages pushed", f.reach_loc or f.loc,
+                          f"c_{push.buf}: a store reaches page {f.reach - 1} of the reservation, but the push at "
+                          f"{self.loc(node).file}:{self.loc(node).line} publishes {push.pages}")
+        here = self.blocks
         if push.pages != 1:
-            self.refuse("plain stores into a push of more than one page", node,
-                        f"{push.pages} pages of c_{push.buf}: which of them the stores fill is not followed")
+            # each page the push publishes built by a store on every path to it (``store_extent_check``)
+            # (a trial or survey reading follows no page: l1_check checks nothing there)
+            unbuilt = [] if self.trial or self.survey else [k for k in range(push.pages) if not any(
+                page == k and _certain_to(lineage, here) for page, lineage in f.touched)]
+            if not unbuilt and any(lp is open_ for lp in f.spans for open_ in self.loops):
+                # stores over several pages along a loop the push is in: each iteration's push publishes the
+                # pages of its own iterations' stores, not of all of them
+                self.refuse("plain stores into a push of more than one page", node,
+                            f"{push.pages} pages of c_{push.buf}: stores over several of them along a loop the push is "
+                            "in, each iteration building part of them")
+            if f.copy is not None or unbuilt:
+                self.refuse("plain stores into a push of more than one page", node,
+                            f"{push.pages} pages of c_{push.buf}: "
+                            + (f"page {unbuilt[0]} is not built by a store on every path to the push" if unbuilt
+                               and f.copy is None else "which of them the stores fill is not followed"))
         if f.zeros_pending:
             self.refuse("push before write_zeros_l1_barrier", node,
                         f"c_{push.buf}: its zero fill may not have landed")
@@ -1292,15 +1332,12 @@ class KernelReader:
             raise Refused("plain stores and another write into one buffer page", f.loc,
                           f"c_{push.buf}: a read or fill between the stores and the push at "
                           f"{self.loc(node).file}:{self.loc(node).line} moved its write position")
-        here = self.blocks
-        common = 0
-        while common < min(len(here), len(f.lineage)) and here[common] is f.lineage[common]:
-            common += 1
-        if not all(b.certain for b in f.lineage[common:]):
+        if not _certain_to(f.lineage, here):
             raise Refused("plain stores into a buffer page on some paths only", f.loc,
                           f"c_{push.buf} is pushed at {self.loc(node).file}:{self.loc(node).line} on paths that skip "
                           "them")
-        fill: FillTiles | CopyTiles = FillTiles(push.buf, self.cb_index[push.buf].page_tiles, "stores", f.drained)
+        fill: FillTiles | CopyTiles = FillTiles(push.buf, push.pages * self.cb_index[push.buf].page_tiles, "stores",
+                                                f.drained)
         if f.copy is not None:
             fill = CopyTiles(f.copy, push.buf, self.cb_index[push.buf].page_tiles, f.drained)
         elif not publish:  # pragma: no cover - only a copy has a source to pop
@@ -1529,6 +1566,11 @@ class KernelReader:
             return
         elif t == ";":
             return
+        elif t in ("struct_specifier", "class_specifier", "union_specifier"):
+            # the reading keeps the kernel's types in the file's tables (``CppProgram``), filled before any function
+            # is read; a type of a function's own is not among them
+            self.refuse(f"a {t.split('_')[0]} declared inside a function", n,
+                        "the reading follows types declared at file scope or in a namespace: declare it there")
         else:
             names = {"break_statement": "break",
                      "continue_statement": "continue", "goto_statement": "goto",
@@ -2862,8 +2904,10 @@ class KernelReader:
                     return op == "!="
                 signed = self.signed_operand(c.child_by_field_name("left")) and self.signed_operand(
                     c.child_by_field_name("right"))
-                unsigned = self.declared_as(c.child_by_field_name("left"), _UNSIGNED_WORDS) or self.declared_as(
-                    c.child_by_field_name("right"), _UNSIGNED_WORDS)
+                # an operand converted to an unsigned word (``static_cast<uint32_t>(b)``, b a 64-bit 2**64 - 1) is
+                # unsigned as a uint32_t variable is: its number, -1 here, stands for the word 0xFFFFFFFF
+                unsigned = any(self.declared_as(x, _UNSIGNED_WORDS) or _unsigned_word(_word_cast_type(x) or "int")
+                               for x in (c.child_by_field_name("left"), c.child_by_field_name("right")))
                 if isinstance(lv, V.Sym) and isinstance(rv, V.Sym) and lv.is_const and rv.is_const:
                     if not (_u32(lv.const) and _u32(rv.const)) and self.wide(c):
                         # a 64-bit value below 0 or past the word: C++ compares it in 64 bits (``a - 1`` of a
@@ -2965,6 +3009,9 @@ class KernelReader:
             return "u" not in text and not text.startswith(("0x", "0b")) and "." not in text
         if t == "identifier":
             return self.declared_as(n, _SIGNED_TYPES)
+        cast = _word_cast_type(n)
+        if cast is not None:  # ``(int32_t)b``: the signed word (``to_integer``)
+            return not _unsigned_word(cast)
         if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+"):
             return self.signed_operand(n.child_by_field_name("argument"))
         if t == "binary_expression" and n.child_by_field_name("operator").type in ("+", "-", "*"):
@@ -3368,7 +3415,8 @@ class KernelReader:
         signed or not. To a 32- or 64-bit type a number stays the integer it is: the reading's numbers stand for
         32-bit words already, and ``(uint32_t)(-(int32_t)n)`` (a semaphore decrement, writer_untilize.cpp:349) must
         stay the ``-n`` the ops add, not become ``2**32 - n``; but a constant word of 2**31 or more converted to a
-        signed 32-bit type is the negative number it is there (a 64-bit value past the word is not followed). A
+        signed 32-bit type is the negative number it is there, and a constant past the word (a 64-bit one) the word
+        C++ truncates it to (a 64-bit variable holding a value past the word is not followed). A
         number that is not a constant (affine in loop indices and a trip) is kept as it is when every value it takes
         over the open loops and its trip's range fits the narrow type, or a signed 32-bit one (``value_range``);
         else the conversion wraps for some of them, which an affine number cannot say, and the result is a value not
@@ -3403,6 +3451,10 @@ class KernelReader:
             return k
         if text.endswith("bool"):
             return V.const(int(k.const != 0))
+        if width == 4 and k.const >= 1 << 32:
+            # a 64-bit number past the word (``(uint32_t)((1ull << 32) + 2)``) is the word C++ truncates it to
+            # (modulo 2**32, [conv.integral]); kept whole, a use that does not wrap it read 4294967298 pages
+            k = V.const(k.const % (1 << 32))
         if width == 4 and _signed_type(text) and 1 << 31 <= k.const < 1 << 32:
             # a word of 2**31 or more is negative as a signed 32-bit one (``int32_t k = get_arg_val<int32_t>(i)`` of
             # a host value 4294967295 is -1, and ``k < 0`` holds; it was read as 4294967295)
@@ -3718,6 +3770,9 @@ class KernelReader:
             return None
         if at.elem != stated.WORD:
             return f"a load of {at.elem} B, not a 32-bit word" if at.elem else "a load of a size not known"
+        if self.unrollable(at.offset):
+            # a number at each iteration (``for (k < 2) n += p[k]``): ``for_stmt`` reads the loop as it runs
+            self.refuse("stated tensor word loaded at a loop index", n, self.text(n))
         if not isinstance(at.offset, V.Sym) or not at.offset.is_const:
             return "its byte offset into the page is not a number"
         b = at.offset.const
@@ -3736,6 +3791,12 @@ class KernelReader:
             return f"no cb_wait_front of c_{at.cb} since this engine's last pop"
         if not at.front and moved.const < 1:
             return f"the page at c_{at.cb}'s write pointer is not pushed yet (its reads may not have landed)"
+        on = page.tensor
+        if on is not None:
+            # the host placed the pages (a shard of ``on``) before the launch: no read lands them, and the stated
+            # words are those a read of page 0 lands
+            return (f"c_{at.cb} is globally allocated on {on}'s shard: its bytes are the shard the host placed there, "
+                    "not a read of the stated page 0")
         reads = self.shared.landings.get((self.site, at.cb))
         if not reads:
             raise stated.LandingNotRead("a value loaded from L1 before its buffer's filler is read", self.loc(n),
@@ -4127,6 +4188,13 @@ class KernelReader:
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
+        if op in ("<<", ">>") and 32 <= b.const < 64 and self.wide(n.child_by_field_name("left")):
+            # a 64-bit left operand shifts by up to 63 (C++ [expr.shift]: undefined only from the width of the
+            # promoted left operand on): ``1ull << 32``, exact as ``+ - *`` of such values are (``wide``)
+            if not 0 <= a.const < 1 << 64 or (op == "<<" and a.const << b.const >= 1 << 64):
+                return V.Opaque(f"{self.text(n)}: a 64-bit shift of a value below 0 or past 64 bits (64-bit "
+                                "arithmetic not followed)")
+            return V.const(a.const << b.const if op == "<<" else a.const >> b.const)
         if not (_u32(a.const) and _u32(b.const)) and self.wide(n):
             return V.Opaque(f"{self.text(n)}: a 64-bit operand past 32 bits (64-bit arithmetic not followed)")
         r = _fold(op, a.const, b.const)
@@ -4501,12 +4569,92 @@ class KernelReader:
         of the front), for every loop index and trip value (``l1_check``). ``get_write_ptr`` is valid for the pages
         the ``cb_reserve_back`` before it requested only (ttnn 0.81.1 ``tt_metal/hw/inc/api/dataflow/
         dataflow_api.h:309-313``): a store past them lands in a page of the ring another engine may hold, or past the
-        ring. The element's size must be known (a pointer to a type of unknown size: refused)."""
+        ring. The element's size must be known (a pointer to a type of unknown size: refused).
+
+        The constant stores of a page may reach past it into the other pages that reservation requested
+        (``reserve_back(2)``, a loop over both pages, ``push_back(2)``): they are followed page by page
+        (``reserved_pages``), and the push that publishes them all is a fill of all of them (``filled_by_stores``)."""
         page = self.cb_index[at.cb].entry_size
         if at.elem is None or at.elem > page:
             self.refuse(construct, n, f"{self.text(n)}: an element of "
                         + ("unknown size" if at.elem is None else f"{at.elem} B, more than a {page} B page"))
-        self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem, bounded=True)
+        f = self.fills.get(at.cb) if not at.front else None
+        try:
+            self.l1_check(at, at.front, True, 0, construct, n, within=page - at.elem + 1, width=at.elem,
+                          bounded=True)
+        except Refused:
+            pages = self.reserved.get(at.cb, 1) if f is not None else 1
+            if pages <= 1:
+                raise
+            # inside the pages the last reserve requested, which ``get_write_ptr`` makes writable
+            # (dataflow_api.h:309-313)?
+            try:
+                self.l1_check(at, False, True, 0, construct, n, within=pages * page - at.elem + 1,
+                              width=at.elem, bounded=True)
+            except Refused:
+                pass
+            else:
+                assert f is not None
+                self.reserved_pages(f, at, n)
+                return
+            raise
+        if f is not None and not self.trial and not self.survey:
+            f.touched = _touch(f.touched, 0, tuple(self.blocks))
+
+    def reserved_pages(self, f: _Fill, at: V.L1Ptr, n: Any) -> None:
+        """Records which pages of its reservation the constant store at ``at`` touches (``_Fill.touched``) and how
+        far it may reach (``_Fill.reach``), the store lying inside the reservation (``store_extent_check``): its
+        byte offset from the model's place of the page being built, bounded over the open loops; a store whose
+        offsets run over several pages must step by at most a page along one loop of a constant count, so that each
+        page between its least and greatest offset holds one of them. Refused by name otherwise, and for a copy's
+        stores (a copy of one page per push is read)."""
+        page = self.cb_index[at.cb].entry_size
+        pages = self.reserved.get(at.cb, 1)
+        why = (f"{self.text(n)}: inside the {pages} pages of c_{at.cb} the cb_reserve_back before it requested, past "
+               "the first: which of them the stores build is not followed")
+        if f.copy is not None or f.patch:
+            self.refuse("plain stores into more than one reserved page", n, why + " (a copy of one page per push)")
+        if self.trial or self.survey:
+            return
+        delta = self.model_offset(at)
+        lo, hi = self.bounds(delta) if delta is not None else (None, None)
+        if delta is None or lo is None or hi is None or delta.trip is not None:
+            self.refuse("plain stores into more than one reserved page", n, why)
+        assert at.elem is not None
+        last = (hi + at.elem - 1) // page
+        if lo // page != hi // page:
+            # offsets over several pages: each page between them holds one when they step by at most a page along
+            # one loop of a constant count whose iterations all build this reservation (opened since its reserve)
+            loop = next((lp for lp in self.loops if len(delta.loops) == 1 and lp.var == delta.loops[0][0]), None)
+            if loop is None or not isinstance(loop.count, int) or abs(delta.loops[0][1]) > page or \
+                    any(loop is x for x in self.reserve_loops.get(at.cb, ())):
+                self.refuse("plain stores into more than one reserved page", n,
+                            why + " (stores over several pages along several loops, one open before the reserve, or "
+                            "stepping by more than a page)")
+            f.spans = (*f.spans, loop)
+        for k in range(lo // page, hi // page + 1):
+            f.touched = _touch(f.touched, k, tuple(self.blocks))
+        if last + 1 > f.reach:
+            f.reach, f.reach_loc = last + 1, self.loc(n)
+
+    def model_offset(self, ptr: V.L1Ptr) -> V.Sym | None:
+        """The byte offset of write pointer ``ptr`` from the model's place of the page being built in its buffer's
+        back (``l1_check``'s cases (1) and (2)): its offset less the tiles filled since, and less the pages pushed
+        since it was taken unless they are whole rings. None where the reading does not follow it."""
+        off, origin = ptr.offset, ptr.origin
+        if ptr.front or not isinstance(off, V.Sym) or not isinstance(origin, V.Sym):
+            return None
+        b = self.cb_index[ptr.cb]
+        tile_bytes = b.entry_size // b.page_tiles
+        d = self.ctr("pushed", ptr.cb) + (-origin)
+        if not isinstance(d, V.Sym):
+            return None
+        base = self.ctr("fill", ptr.cb).scaled(tile_bytes)
+        coefs = (d.const, *(c for _, c in d.loops), *((d.trip[1],) if d.trip is not None else ()))
+        if not all(c % b.entries == 0 for c in coefs):
+            base = d.scaled(b.entry_size) + base  # type: ignore[assignment]
+        delta = off + (-base)
+        return delta if isinstance(delta, V.Sym) else None
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -5900,6 +6048,11 @@ _PLACE_KEY = "\0place"
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
 
+def _unsigned_word(t: str) -> bool:
+    """Whether ``t``, one of ``_WORD_TYPES``, is an unsigned 32-bit type."""
+    return t in ("unsigned", "unsigned int") or t.endswith("uint32_t")
+
+
 #: the signed integer types a declaration may name (``signed_operand``)
 _SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
 
@@ -5972,17 +6125,43 @@ _WORD_TYPES = frozenset({"uint32_t", "int32_t", "unsigned", "unsigned int", "int
 def _word_cast(n: Any) -> bool:
     """Whether node ``n`` converts its operand to one of ``_WORD_TYPES``: a C cast ``(uint32_t)x`` or a
     ``static_cast<uint32_t>(x)``."""
+    return _word_cast_type(n) is not None
+
+
+def _word_cast_type(n: Any) -> str | None:
+    """The type of ``_WORD_TYPES`` node ``n`` converts its operand to (``_word_cast``), None if it is no such
+    conversion."""
+    typ = None
     if n.type == "cast_expression":
-        typ = n.child_by_field_name("type")
-        return typ is not None and " ".join(typ.text.decode().split()) in _WORD_TYPES
-    if n.type == "call_expression":
+        t = n.child_by_field_name("type")
+        typ = " ".join(t.text.decode().split()) if t is not None else None
+    elif n.type == "call_expression":
         fn = n.child_by_field_name("function")
         if fn is not None and fn.type == "template_function":
             name = fn.child_by_field_name("name")
             targs = fn.child_by_field_name("arguments")
-            return name is not None and name.text.decode() == "static_cast" and targs is not None and \
-                " ".join(targs.text.decode().strip("<>").split()) in _WORD_TYPES
-    return False
+            if name is not None and name.text.decode() == "static_cast" and targs is not None:
+                typ = " ".join(targs.text.decode().strip("<>").split())
+    return typ if typ in _WORD_TYPES else None
+
+
+def _touch(touched: tuple[tuple[int, tuple[Block, ...]], ...], page: int,
+           lineage: tuple[Block, ...]) -> tuple[tuple[int, tuple[Block, ...]], ...]:
+    """``touched`` (``_Fill.touched``) with a store into ``page`` under the blocks ``lineage``, once."""
+    if any(k == page and len(b) == len(lineage) and all(x is y for x, y in zip(b, lineage, strict=True))
+           for k, b in touched):
+        return touched
+    return (*touched, (page, lineage))
+
+
+def _certain_to(lineage: tuple[Block, ...], here: list[Block]) -> bool:
+    """Whether a statement read under the blocks ``lineage`` runs on every path to a statement under ``here``: the
+    blocks it is in past those the two share are all certain (a loop of a constant count of at least 1, not a
+    branch's side)."""
+    common = 0
+    while common < min(len(here), len(lineage)) and here[common] is lineage[common]:
+        common += 1
+    return all(b.certain for b in lineage[common:])
 
 
 def _u32(x: int) -> bool:
