@@ -607,5 +607,7 @@ def test_reproduce_tries_the_checkers_runs_from_launch(monkeypatch: pytest.Monke
         return attrs.evolve(simulate(program), violations=[])
 
     monkeypatch.setattr(explain, "simulate", record)
+    # the run with landings last that a rule about an op in flight tries first shows nothing here either
+    monkeypatch.setattr(explain, "drive", lambda *_a, **_kw: attrs.evolve(simulate(program), violations=[]))
     assert explain.reproduce(program, {}, v) is None
     assert tried == [(7, False), (None, True)]
