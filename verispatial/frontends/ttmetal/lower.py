@@ -1593,12 +1593,16 @@ class KernelReader:
                 self.scopes[-1][name] = V.const(value)
 
     def declaration(self, n: Any) -> None:
-        if self.depth and not _is_const(n) and any(
-                c.type == "storage_class_specifier" and c.text == b"static" for c in n.children):
-            # a function is inlined at each call, which would set its static local up again at every call, where
-            # C++ sets it up once and keeps its value from one call to the next (``static uint32_t c = 0; ++c``)
-            self.refuse("static local variable of a called function", n, "its value lives on from one call to the "
-                                                                          "next")
+        if not _is_const(n) and any(c.type == "storage_class_specifier" and c.text == b"static" for c in n.children):
+            # a function is inlined at each call, and a loop body read once per iteration (or once for all of
+            # them), which would set a static local up again each time, where C++ sets it up once and keeps its
+            # value from one call or iteration to the next (``static uint32_t c = 0; ++c``)
+            if self.depth:
+                self.refuse("static local variable of a called function", n, "its value lives on from one call to "
+                                                                              "the next")
+            if self.loops or any(u >= 0 for u in self.unrolled):
+                self.refuse("static local variable in a loop body", n, "its value lives on from one iteration to "
+                                                                        "the next")
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
@@ -1700,6 +1704,16 @@ class KernelReader:
         if held.type != "identifier" or self.lookup(held.text.decode()) is None:
             return
         other = held.text.decode()
+        for sc in reversed(self.scopes):
+            if other + _REF_KEY in sc:
+                if sc[other + _REF_KEY] is not None:
+                    # one object under three names (``T& r0 = k; T& r = r0;``, two references to k): the link is
+                    # one name to one name, so a store through one of them would leave another stale (a loop count
+                    # lowered through ``r`` read as the first value)
+                    self.refuse("reference to a variable another reference names", d,
+                                f"{self.text(d)}: {other} is one object with "
+                                f"{sc[other + _REF_KEY].why}")  # type: ignore[union-attr]
+                break
         self.scopes[-1][name + _REF_KEY] = V.Opaque(other)  # the name held as an Opaque's text, as _TYPE_KEY's
         self.scopes[-1][other + _REF_KEY] = V.Opaque(name)
 
@@ -2128,9 +2142,20 @@ class KernelReader:
             # gives it, not as a number whose range is not known
             self.assign(var, a + V.Sym(0, ((k, step),)), n)
             index = self.lookup(var)
+            # every variable the body can see, as it is before the body: one the body changes that no name in it
+            # assigns (through a reference declared in the body, a lambda capturing by reference, a field stored)
+            # is refused below, so that a loop of a constant count is read iteration by iteration
+            seen = {v: self.lookup(v) for sc in self.scopes for v in sc
+                    if v != var and v not in start and not v.startswith("%")}
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
+            for v, s0 in seen.items():
+                if self.lookup(v) != s0:
+                    self.refuse("value changed from one iteration to the next", n,
+                                f"{v}: the loop body changes it through another name (a reference, a lambda's "
+                                "capture, a field), and a loop read once reads every iteration with its value "
+                                "before the loop")
             for v in outer:
                 # a struct (or other value no step describes) the body changes — a field stored, a method or a
                 # reference parameter changing it (sequencers.h:186-199's ``seq_repeat_interleave_next(st)``): the
