@@ -29,6 +29,9 @@ from verispatial.petri.interp import PROBE_STEPS, Interp, simulate
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = json.loads((ROOT / "tests/badinput/small_valid.json").read_text())
 MATMUL = ROOT / "examples/matmul_reuse_mcast_wormhole.json"
+#: a certify of about 12 s of CPU (its deadlock search walks 60,000 states): still working 2.5 s in on any machine,
+#: where the matmul's 1.8 s on a quiet one was done and its verdict printed when the signal came
+LONG = ROOT / "examples/broken/g_rendezvous_short.json"
 
 
 def program(**edits: Any) -> dict[str, Any]:
@@ -258,7 +261,7 @@ def test_ctrl_c_exits_130_with_one_line(delay: float, jobs: str) -> None:
     stdout (never a verdict)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "verispatial", "certify", "--no-cache", "-q", "--json", "--jobs", jobs,
-                             str(MATMUL)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             str(LONG)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
