@@ -1372,6 +1372,11 @@ class KernelReader:
         """``name = value``. A variable of a narrow integer type holds the value converted to it, as C++ converts
         on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
         holds a number outside ``[0, 128)`` only as a value not followed."""
+        if is_counter(name):
+            # a pointer counter (``counter``): no C++ declaration, type, reference, place or namespace names it, so
+            # the store is the binding alone (a loop read once assigns every buffer's counters: the hot path)
+            self._bind(name, value)
+            return
         t = self.declared.get(name, "")
         if isinstance(value, (V.Sym, V.Ranged)) and (name in self.narrow or (t and _converts(t))):
             # a number known only at run time converts too (to_integer: kept only where its range fits the type)
@@ -2151,7 +2156,8 @@ class KernelReader:
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
             for v, s0 in seen.items():
-                if self.lookup(v) != s0:
+                now = self.lookup(v)
+                if now is not s0 and now != s0:  # by identity first: most are the very objects before the body
                     self.refuse("value changed from one iteration to the next", n,
                                 f"{v}: the loop body changes it through another name (a reference, a lambda's "
                                 "capture, a field), and a loop read once reads every iteration with its value "
@@ -2628,7 +2634,7 @@ class KernelReader:
                 self.fills[cb].lineage = tuple(self.blocks)
         self.merge_drains(drains)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
-        changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
+        changed = sorted({name for a in after for name, v in before.items() if (x := a.get(name)) is not v and x != v} |
                          (writes & set(before)))
         why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
         for name in changed:
