@@ -1372,6 +1372,11 @@ class KernelReader:
         """``name = value``. A variable of a narrow integer type holds the value converted to it, as C++ converts
         on assignment (``uint8_t z = 250; z += 14`` holds 8); a name declared with several types, one of them narrow,
         holds a number outside ``[0, 128)`` only as a value not followed."""
+        if is_counter(name):
+            # a pointer counter (``counter``): no C++ declaration, type, reference, place or namespace names it, so
+            # the store is the binding alone (a loop read once assigns every buffer's counters: the hot path)
+            self._bind(name, value)
+            return
         t = self.declared.get(name, "")
         if isinstance(value, (V.Sym, V.Ranged)) and (name in self.narrow or (t and _converts(t))):
             # a number known only at run time converts too (to_integer: kept only where its range fits the type)
@@ -1397,14 +1402,24 @@ class KernelReader:
         if scope is self.scopes[0] and name in self.namespaces_of:
             ns = next(iter(self.namespaces_of[name]))
             self.scopes[0][f"{ns}::{name}" if ns else f"::{name}"] = self.scopes[0][name]
-        # a local reference (``uint32_t& r = n;``) and the variable it names are one object: a store to either is
-        # a store to both (the innermost scope saying so decides; a later declaration of the name ends it)
+        # a local reference (``uint32_t& r = n;``) and the variable it names are one object: a store to any of its
+        # names is a store to all (the innermost scope saying so decides; a later declaration of a name ends it)
+        for o in self.ref_names(name):
+            if name not in self.ref_names(o):
+                # ``o`` names another variable here (an inner declaration hides the one the reference is bound to):
+                # binding the name would store into the wrong object
+                self.refuse("store through a reference to a hidden variable", node,
+                            f"{self.text(node)}: {name} is one object with a variable {o} no longer names")
+            self._bind(o, self.lookup(name))
+
+    def ref_names(self, name: str) -> tuple[str, ...]:
+        """The other names of the object ``name`` names (references bound to it, or it to them: ``T& r0 = k; T& r =
+        r0;`` makes k, r0 and r one object), by the innermost scope that says; () when none."""
         for s in reversed(self.scopes):
             if name + _REF_KEY in s:
                 other = s[name + _REF_KEY]
-                if isinstance(other, V.Opaque):
-                    self._bind(other.why, self.lookup(name))
-                break
+                return tuple(other.why.split("\0")) if isinstance(other, V.Opaque) else ()
+        return ()
 
     def _bind(self, name: str, value: V.Value) -> None:
         for s in reversed(self.scopes):
@@ -1704,18 +1719,20 @@ class KernelReader:
         if held.type != "identifier" or self.lookup(held.text.decode()) is None:
             return
         other = held.text.decode()
-        for sc in reversed(self.scopes):
-            if other + _REF_KEY in sc:
-                if sc[other + _REF_KEY] is not None:
-                    # one object under three names (``T& r0 = k; T& r = r0;``, two references to k): the link is
-                    # one name to one name, so a store through one of them would leave another stale (a loop count
-                    # lowered through ``r`` read as the first value)
-                    self.refuse("reference to a variable another reference names", d,
-                                f"{self.text(d)}: {other} is one object with "
-                                f"{sc[other + _REF_KEY].why}")  # type: ignore[union-attr]
-                break
-        self.scopes[-1][name + _REF_KEY] = V.Opaque(other)  # the name held as an Opaque's text, as _TYPE_KEY's
-        self.scopes[-1][other + _REF_KEY] = V.Opaque(name)
+        # a reference to a reference names the object both name (``T& r0 = k; T& r = r0;``: k, r0 and r are one):
+        # every name of it is linked to every other, so a store through any leaves none stale (a loop count lowered
+        # through ``r`` once read as the first value); the links must agree, else a name was hidden since (refused)
+        group = {other, *self.ref_names(other)}
+        for m in group:
+            if set(self.ref_names(m)) != group - {m}:
+                self.refuse("reference to a variable another reference names", d,
+                            f"{self.text(d)}: {other} is one object with {', '.join(sorted(group - {other}))}, "
+                            f"and {m} names another variable here")
+        group.discard(name)
+        for m in group:
+            # the names held as an Opaque's text, NUL-separated (no C++ name holds a NUL), as _TYPE_KEY's
+            self.scopes[-1][m + _REF_KEY] = V.Opaque("\0".join(sorted((group - {m}) | {name})))
+        self.scopes[-1][name + _REF_KEY] = V.Opaque("\0".join(sorted(group)))
 
     def expr_text(self, text: str, node: Any) -> V.Value:
         """The value of an expression given as text (re-parsed alone; only its value is used)."""
@@ -2151,7 +2168,8 @@ class KernelReader:
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
             for v, s0 in seen.items():
-                if self.lookup(v) != s0:
+                now = self.lookup(v)
+                if now is not s0 and now != s0:  # by identity first: most are the very objects before the body
                     self.refuse("value changed from one iteration to the next", n,
                                 f"{v}: the loop body changes it through another name (a reference, a lambda's "
                                 "capture, a field), and a loop read once reads every iteration with its value "
@@ -2628,7 +2646,7 @@ class KernelReader:
                 self.fills[cb].lineage = tuple(self.blocks)
         self.merge_drains(drains)
         before = {name: v for sc in self.scopes for name, v in sc.items()}
-        changed = sorted({name for a in after for name in before if a.get(name) != before[name]} |
+        changed = sorted({name for a in after for name, v in before.items() if (x := a.get(name)) is not v and x != v} |
                          (writes & set(before)))
         why = f"set in a branch on a value not followed ({self.text(n).splitlines()[0]})"
         for name in changed:
@@ -6063,8 +6081,8 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
 _TYPE_KEY = "\0type"
 #: a local array's dimensions (``_array_dims``), kept in its declaration's scope
 _DIMS_KEY = "\0dims"
-#: a scope's key ``name + _REF_KEY``: the variable ``name`` is one object with (a local reference ``T& r = x``; the
-#: other's name as an ``Opaque``'s text), or None where a declaration of ``name`` in that scope ends an outer one's
+#: a scope's key ``name + _REF_KEY``: the variables ``name`` is one object with (a local reference ``T& r = x``; the
+#: others' names as an ``Opaque``'s text, NUL-separated), or None where a declaration of ``name`` in that scope ends an outer one's
 _REF_KEY = "\0ref"
 #: a scope's key ``name + _PLACE_KEY``: ``name`` is a non-const reference bound to a place, not a variable (``T& w =
 #: p[0];``, the place's text as an ``Opaque``'s), or None where a declaration of ``name`` in that scope is none
