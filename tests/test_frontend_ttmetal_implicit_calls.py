@@ -120,7 +120,7 @@ def test_a_converting_constructor_runs_at_copy_initialization(tmp_path: Path,
     assert rc == 0, out
 
 
-@pytest.mark.parametrize("cls, before, body", [
+@pytest.mark.parametrize(("cls", "before", "body"), [
     ("struct G { ~G() {} G() = default; G(const G&) = default; };", "G g;", "{ G h = g; (void)h; }"),
     ("struct P { uint32_t k; };", "P p{1}; P q{2};", "p = q; (void)p;"),
     ("struct B { }; struct D : B { uint32_t v = 0; };", "", "D d; (void)d;"),
@@ -136,4 +136,5 @@ def test_a_declaration_named_like_a_function_is_refused(tmp_path: Path, capsys: 
     (a variable of a type ``ok``): the wait past the 2-page buffer would be gone and the writer proved."""
     rc, out = _certify(tmp_path, capsys, "", "", "ok\n        cb_wait_front(0, 3);")
     assert rc == 2, out
-    assert "declaration named like a function" in out and "writer.cpp:11:" in out, out
+    assert "declaration named like a function" in out, out
+    assert "writer.cpp:11:" in out, out

@@ -992,8 +992,9 @@ class KernelReader:
             assert isinstance(moved_bytes, V.Sym)
             if not at(moved_bytes):
                 self.refuse(f"L1 pointer taken before a {moves} used after it", node,
-                            f"{self.text(node)}: {_bytes(off)} past {where}, but the {moves}es since moved the "
-                            f"{ends} pointer and the model's transfer is {starts(moved_bytes)} past it")
+                            f"{self.text(node)}: {_bytes(off)} past {where}, but the "
+                            f"{'pops' if front else 'pushes'} since moved the {ends} pointer and the model's "
+                            f"transfer is {starts(moved_bytes)} past it")
             hi = off.hi if isinstance(off, V.Ranged) else self.bounds(off)[1]
             first = _max_residue(origin, cap) * page
             extent = width if width is not None else (within or tiles * tile_bytes)
@@ -2842,7 +2843,8 @@ class KernelReader:
         c = cond.named_children[-1] if cond.type == "condition_clause" else cond
         v = self.expr(c)
         if not (isinstance(v, V.Sym) and v.is_const) and not isinstance(v, V.EnumConst):
-            why = v.why if isinstance(v, V.Opaque) else type(v).__name__
+            why = v.why if isinstance(v, V.Opaque) else (
+                "a value of a loop index" if isinstance(v, V.Sym) else "not a number or an enumerator")
             self.refuse("switch on a value not known statically", n, f"{self.text(c)}: {why}")
         body = n.child_by_field_name("body")
         cases = [x for x in body.named_children if x.type == "case_statement"]
