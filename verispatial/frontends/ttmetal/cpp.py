@@ -261,6 +261,25 @@ class StructDef:
     methods: dict[str, list[Any]]  # name -> function_definition nodes
     template_params: Any = None  # template_parameter_list node, or None
     bases: Any = None  # base_class_clause node, or None
+    #: the user-declared members C++ runs with no call written (a destructor at the end of the object's scope, a
+    #: copy or move constructor at every copy), each that may do something: a body with a statement, or declared
+    #: here and defined elsewhere (``= default``, ``= delete`` and ``{}`` do nothing); by their text (``~Guard()``)
+    lifecycle: tuple[tuple[str, Any], ...] = ()
+    #: the member operators and conversion functions it declares (``operator++``, ``operator bool``): C++ calls them
+    #: where an expression applies the operator or converts an object, with no call written
+    operators: tuple[str, ...] = ()
+
+
+def has_effect(fn: Any) -> bool:
+    """Whether member ``fn`` (a definition or a declaration) may do something when C++ runs it: defined with a
+    statement in its body, or declared only (its definition is elsewhere, not read); ``= default``, ``= delete``
+    and an empty body do nothing."""
+    if any(c.type in ("default_method_clause", "delete_method_clause") for c in fn.named_children):
+        return False
+    body = fn.child_by_field_name("body") if fn.type == "function_definition" else None
+    if body is None:
+        return True
+    return any(c.type != "comment" for c in body.named_children)
 
 
 def _display(path: Path, root: Path) -> str:
@@ -616,8 +635,18 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables, oute
     fields: list[tuple[str, str, Any]] = []
     ctors: list[Any] = []
     methods: dict[str, list[Any]] = {}
+    lifecycle: list[tuple[str, Any]] = []
+    operators: list[str] = []
+    bare = name.rsplit("::", 1)[-1]
     for m in body.named_children:
         if m.type == "field_declaration":
+            fname = _function_name(m)
+            if fname.startswith("operator") or any(x.type == "operator_cast" for x in m.named_children):
+                # a member operator declared here and defined elsewhere (``X& operator=(const X&);``)
+                operators.append(fname or "operator (conversion)")
+                continue
+            if fname == bare and _copies(m, bare) and has_effect(m):
+                lifecycle.append((m.text.decode().rstrip(";").strip(), m))
             if any(x.type == "storage_class_specifier" and x.text == b"static" for x in m.children):
                 continue  # a static data member is not part of the value
             typ = m.child_by_field_name("type")
@@ -642,15 +671,39 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables, oute
             if fn is None:
                 continue
             fname = _function_name(fn)
-            if fname == name.rsplit("::", 1)[-1]:
+            cast = next((x for x in fn.named_children if x.type == "operator_cast"), None)
+            if cast is not None:
+                operators.append(" ".join(cast.text.decode().split("(", 1)[0].split()))
+            elif fname.startswith("operator"):
+                operators.append(fname)
+            if fname.startswith("~") and has_effect(fn):
+                lifecycle.append((fn.text.decode().split("{", 1)[0].strip(), fn))
+            if fname == bare and _copies(fn, bare) and has_effect(fn):
+                lifecycle.append((fn.text.decode().split("{", 1)[0].split(":", 1)[0].strip(), fn))
+            if fname == bare:
                 ctors.append(fn)
             elif fname and fn.type == "function_definition":
                 methods.setdefault(fname, []).append(m)
     sd = StructDef(name, spec, unit, tuple(fields), tuple(ctors), methods, plist,
-                   next((x for x in spec.named_children if x.type == "base_class_clause"), None))
+                   next((x for x in spec.named_children if x.type == "base_class_clause"), None),
+                   tuple(lifecycle), tuple(operators))
     for key in (name, f"{ns}::{name}" if ns and not outer else ""):
         if key:
             tables.structs[key] = sd
+
+
+def _copies(fn: Any, bare: str) -> bool:
+    """Whether constructor ``fn`` of class ``bare`` is a copy or move constructor: its one parameter (with no
+    default) a reference to the class (``X(const X&)``, ``X(X&&)``)."""
+    d = function_declarator(fn)
+    params = d.child_by_field_name("parameters") if d is not None else None
+    ps = [p for p in params.named_children if p.type.endswith("parameter_declaration")] if params is not None else []
+    if len(ps) != 1 or ps[0].type != "parameter_declaration":
+        return False
+    typ = ps[0].child_by_field_name("type")
+    decl = ps[0].child_by_field_name("declarator")
+    named = typ is not None and typ.text.decode().rsplit("::", 1)[-1].split("<", 1)[0] == bare
+    return named and decl is not None and "reference_declarator" in decl.type
 
 
 def _arity(fn: Any) -> int:

@@ -992,8 +992,9 @@ class KernelReader:
             assert isinstance(moved_bytes, V.Sym)
             if not at(moved_bytes):
                 self.refuse(f"L1 pointer taken before a {moves} used after it", node,
-                            f"{self.text(node)}: {_bytes(off)} past {where}, but the {moves}es since moved the "
-                            f"{ends} pointer and the model's transfer is {starts(moved_bytes)} past it")
+                            f"{self.text(node)}: {_bytes(off)} past {where}, but the "
+                            f"{'pops' if front else 'pushes'} since moved the {ends} pointer and the model's "
+                            f"transfer is {starts(moved_bytes)} past it")
             hi = off.hi if isinstance(off, V.Ranged) else self.bounds(off)[1]
             first = _max_residue(origin, cap) * page
             extent = width if width is not None else (within or tiles * tile_bytes)
@@ -1621,6 +1622,14 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
+            named = self.decl_name(d)
+            if d.type != "function_declarator" and (
+                    named in api.FUNCTIONS or named in signatures.ARITIES or named in self.prog.functions):
+                # ``ok\n cb_wait_front(0, 3);`` parses as a variable ``cb_wait_front`` of a type ``ok`` (a name left
+                # by a define the host does not give, a missing semicolon): read as a declaration, the call is gone
+                self.refuse("declaration named like a function", d,
+                            f"{self.text(n)}: declares a {tname or 'value'} named {named}, the name of a function; "
+                            "C++ reads a declaration here, not a call")
             # also std::array, nested ones a dimension each (``std::array<std::array<T, 4>, 4>``)
             dims = _array_dims(d, typ.text.decode().count("array<") if tname == "array" else 0)
             if dims:
@@ -1696,6 +1705,8 @@ class KernelReader:
                     self.scopes[-1][name + _TYPE_KEY] = V.Opaque(tname)  # this declaration's type, for its scope
                     if _narrow(tname):
                         self.narrow.add(name)
+                    if isinstance(value, V.Obj) and (tname in TYPE_SIZES or tname == "bool"):
+                        self.no_object(value, f"a conversion to {tname}", d)  # ``uint32_t v = x;``
                     if _converts(tname):
                         value = self.to_integer(value, tname) if isinstance(value, (V.Sym, V.Ranged)) else value
                 self.scopes[-1][name] = value
@@ -2850,7 +2861,8 @@ class KernelReader:
         c = cond.named_children[-1] if cond.type == "condition_clause" else cond
         v = self.expr(c)
         if not (isinstance(v, V.Sym) and v.is_const) and not isinstance(v, V.EnumConst):
-            why = v.why if isinstance(v, V.Opaque) else type(v).__name__
+            why = v.why if isinstance(v, V.Opaque) else (
+                "a value of a loop index" if isinstance(v, V.Sym) else "not a number or an enumerator")
             self.refuse("switch on a value not known statically", n, f"{self.text(c)}: {why}")
         body = n.child_by_field_name("body")
         cases = [x for x in body.named_children if x.type == "case_statement"]
@@ -2911,6 +2923,16 @@ class KernelReader:
             self.unrolled.pop()
             self.scopes.pop()
 
+    def no_object(self, v: Any, what: str, n: Any) -> None:
+        """Refuse an operator or a conversion applied to an object of a class the kernel or a header defines
+        (``++x``, ``x + 1``, ``x[0]``, ``if (x)``, ``uint32_t v = x``): C++ calls the class's operator or conversion
+        function there with no call written (or the code does not compile); read as a value not followed, the call's
+        ops were dropped."""
+        if isinstance(v, V.Obj):
+            self.refuse("operator on an object", n,
+                        f"{self.text(n)}: {what} of a {v.struct} calls a user-declared operator or conversion, which "
+                        "the reading does not follow")
+
     def cond(self, c: Any) -> bool | tuple[str, Guard]:
         """A branch condition: decided (a bool) or a guard on an enclosing loop's index."""
         if c.type == "parenthesized_expression":
@@ -2936,6 +2958,8 @@ class KernelReader:
                 self.refuse("branch on two loop conditions", c, self.text(c))
             if op in ("==", "!=", "<", "<=", ">", ">="):
                 lv, rv = self.expr(c.child_by_field_name("left")), self.expr(c.child_by_field_name("right"))
+                self.no_object(lv, op, c)
+                self.no_object(rv, op, c)
                 if isinstance(lv, V.EnumConst) != isinstance(rv, V.EnumConst):
                     # an enumerator against a number (a compile-time arg cast to the enum): by its value
                     lv, rv = enums.number(self, lv), enums.number(self, rv)
@@ -2978,6 +3002,7 @@ class KernelReader:
                 why = next((x.why for x in (lv, rv) if isinstance(x, V.Opaque)), "not two numbers")
                 self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
         v = self.expr(c)
+        self.no_object(v, "the condition (a conversion to bool)", c)
         if isinstance(v, V.LoopCond):
             return v.var, v.guard
         if isinstance(v, V.Sym) and v.is_const:
@@ -3240,6 +3265,7 @@ class KernelReader:
         if t == "unary_expression":
             op = n.child_by_field_name("operator").type
             a = self.expr(n.child_by_field_name("argument"))
+            self.no_object(a, op, n)
             if isinstance(a, V.Sym):
                 if op == "-":
                     return -a
@@ -3256,6 +3282,7 @@ class KernelReader:
         if t == "update_expression":
             arg = n.child_by_field_name("argument")
             old = self.expr(arg)
+            self.no_object(old, "++" if b"++" in n.text else "--", n)
             step = 1 if b"++" in n.text else -1
             new = old + V.const(step) if isinstance(old, V.Sym) else old.plus(V.const(step)) \
                 if isinstance(old, (V.L1Ptr, V.ArgArray)) else V.Opaque(f"{self.text(n)}")
@@ -3365,6 +3392,8 @@ class KernelReader:
                         i = self.expr(idx.named_children[0])
                         return ptr.plus(i if isinstance(i, (V.Sym, V.Opaque)) else V.Opaque(f"its index {self.text(idx)}"))
             inner = self.expr(arg)
+            if n.children[0].type == "*":
+                self.no_object(inner, "*", n)  # ``*it``: the class's operator*
             if isinstance(inner, V.Optional) and n.children[0].type == "*":
                 if inner.value is None:
                     self.refuse("dereference of an empty std::optional", n)
@@ -3428,6 +3457,8 @@ class KernelReader:
         (``retyped``); an enumerator converted to an integer type is its value (enums.py)."""
         text = " ".join(typ.text.decode().split()) if typ is not None else ""
         if "*" not in text:
+            if isinstance(v, V.Obj) and text != "void" and objects.struct_of(self, text) is None:
+                self.no_object(v, f"a cast to {text}", typ)
             v = self.to_integer(v, text)
         elif isinstance(v, V.ArgArray):
             # a struct laid over the runtime args (reader_tile_interleaved_unified.cpp:179): its fields are words
@@ -3759,6 +3790,7 @@ class KernelReader:
         # a constant table's element, a runtime arg through get_arg_addr (intrinsics.py)
         held = self.expr(base) if base is not None and base.type in (
             "identifier", "parenthesized_expression", "subscript_expression", "qualified_identifier") else None
+        self.no_object(held, "[]", n)
         if isinstance(held, V.ArrayRef):
             arr = held.scope.get(held.name)
             if isinstance(arr, V.LocalArray):
@@ -4182,12 +4214,16 @@ class KernelReader:
             try:
                 g = self.cond(n)
             except Refused as e:  # a value, not a branch: only a use of it is refused
+                if e.construct == "operator on an object":
+                    raise  # a call C++ makes, not a value
                 return V.Opaque(e.detail or e.construct)
             if isinstance(g, bool):
                 return V.const(int(g))
             return V.LoopCond(g[0], g[1])
         a = enums.number(self, self.expr(n.child_by_field_name("left")))
         b = enums.number(self, self.expr(n.child_by_field_name("right")))
+        self.no_object(a, op, n)
+        self.no_object(b, op, n)
         if isinstance(a, V.ArgArray) and op in ("+", "-") and isinstance(b, (V.Sym, V.Opaque)):
             return a.plus(b if op == "+" else -b)
         if isinstance(b, V.ArgArray) and op == "+" and isinstance(a, (V.Sym, V.Opaque)):
@@ -4321,12 +4357,30 @@ class KernelReader:
             return None
         return (pos + off.const) % m
 
+    def object_assignment(self, lhs: Any, rhs: Any, n: Any) -> None:
+        """Refuse ``x = y`` where C++ calls code of an object's class: its copy assignment operator declared by the
+        class (``operator=``), or a conversion of a value that is not an object of the class into one (a converting
+        constructor, then the assignment). A member-wise copy of two objects of one class with no ``operator=``
+        declared is what the reading does."""
+        cur = self.lookup(lhs.text.decode()) if lhs.type == "identifier" else None
+        for v in (cur, rhs):
+            if isinstance(v, V.Obj):
+                sd = objects.struct_of(self, v.struct)
+                if sd is not None and any(o.startswith("operator=") for o in sd.operators):
+                    self.no_object(v, "=", n)
+        if isinstance(cur, V.Obj) != isinstance(rhs, V.Obj) and cur is not None:
+            self.no_object(cur if isinstance(cur, V.Obj) else rhs, "=", n)
+
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")
         op = n.child_by_field_name("operator").type
         rhs = self.expr(n.child_by_field_name("right"))
+        if op == "=":
+            self.object_assignment(lhs, rhs, n)
         if op != "=":
             cur = self.expr(lhs)
+            self.no_object(cur, op, n)
+            self.no_object(rhs, op, n)
             if isinstance(cur, V.ArgArray):
                 # ``rt_args += n``: an address among the runtime args moves
                 rhs = cur.plus(rhs if op == "+=" else -rhs) if op in ("+=", "-=") and isinstance(
@@ -4509,6 +4563,10 @@ class KernelReader:
         """``value`` as a variable, field or member declared of type ``tname`` holds it (``to_integer`` for a narrow
         or signed 32-bit integer type; otherwise as it is)."""
         tname = self.resolved(tname) if tname.isidentifier() else tname
+        if isinstance(value, V.Obj) and (tname in TYPE_SIZES or tname == "bool"):
+            # ``uint32_t v = x;``: x's conversion function runs (``operator uint32_t``)
+            self.refuse("operator on an object", None, f"a {value.struct} converted to {tname} calls a "
+                        "user-declared conversion, which the reading does not follow")
         return self.to_integer(value, tname) if _converts(tname) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:

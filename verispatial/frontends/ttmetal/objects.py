@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef, function_declarator
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef, function_declarator, has_effect
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -194,9 +194,55 @@ def construct(r: KernelReader, sd: StructDef, args: list[Any], n: Any, braced: b
     return aggregate(r, sd, args, {}, n)
 
 
+def implicit_calls(r: KernelReader, sd: StructDef, seen: frozenset[str] = frozenset()) -> str | None:
+    """What C++ would run for an object of ``sd`` with no call written that the reading does not follow, or None:
+    a destructor or a copy or move constructor that may do something (``cpp.has_effect``) of the class, of a base
+    class or of a field's class (their destructors run with the object's, their copy constructors with its copy),
+    or a base class's constructor that may (``D : B`` runs ``B()``, not read as part of a ``D``)."""
+    if sd.name in seen:
+        return None
+    seen = seen | {sd.name}
+    if sd.lifecycle:
+        return f"{sd.name}'s {sd.lifecycle[0][0]}"
+    for base in _bases(sd):
+        bsd = struct_of(r, base)
+        if bsd is None:
+            continue
+        if any(has_effect(c) for c in bsd.ctors):
+            return f"the constructor of {sd.name}'s base class {bsd.name}"
+        why = implicit_calls(r, bsd, seen)
+        if why is not None:
+            return why
+    for _, ftype, _ in sd.fields:
+        fsd = struct_of(r, ftype) if ftype else None
+        why = implicit_calls(r, fsd, seen) if fsd is not None else None
+        if why is not None:
+            return why
+    return None
+
+
+def _bases(sd: StructDef) -> list[str]:
+    """The names of ``sd``'s base classes as its base clause writes them (``B``, ``ns::C<int>``)."""
+    if sd.bases is None:
+        return []
+    return ["".join(c.text.decode().split()) for c in sd.bases.named_children
+            if c.type in ("type_identifier", "qualified_identifier", "template_type")]
+
+
+def refuse_implicit_calls(r: KernelReader, sd: StructDef, n: Any) -> None:
+    """Refuse an object of ``sd`` when C++ runs code of it no call names (``implicit_calls``): a guard whose
+    destructor pops a page, a copy constructor that waits, would otherwise be read as doing nothing."""
+    why = implicit_calls(r, sd)
+    if why is not None:
+        r.refuse("object whose class runs code no call names", n,
+                 f"{why} runs where C++ creates, copies or destroys the object, which the reading does not follow")
+
+
 def aggregate(r: KernelReader, sd: StructDef, positional: list[Any], named: dict[str, Any], n: Any) -> V.Obj:
     """Aggregate initialization: fields in order from ``positional``, by name from ``named``, the rest from their
-    default member initializers (read in the struct's file) or not followed."""
+    default member initializers (read in the struct's file) or not followed. Refused by name: an object whose class
+    runs code no call names (``refuse_implicit_calls``)."""
+    refuse_implicit_calls(r, sd, n)
     if len(positional) > len(sd.fields):
         r.refuse(f"initializer of {sd.name} with too many values", n, f"{len(positional)} for {len(sd.fields)} fields")
     out = []
@@ -249,6 +295,10 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
         return construct(r, sd, [v], n, braced=True)
     if isinstance(v, V.Obj) and _converting_ctor(r, sd, v) is not None:
         return run_ctor(r, sd, _converting_ctor(r, sd, v), [v], n)
+    if not isinstance(v, V.Obj) and any(_arity(c)[0] <= 1 <= _arity(c)[1] for c in sd.ctors):
+        # ``X x = 3u;`` of an ``X(uint32_t)``: copy-initialization runs the converting constructor (it was read as
+        # the number, the constructor's body never run); ``construct`` chooses it or refuses by name
+        return construct(r, sd, [v], n)
     if isinstance(v, V.Obj):
         # ``const B& b = d;`` of a ``D : B``: a call of a non-virtual method runs B's, which the value, a D, does not
         # say (it was read as D's)
@@ -260,7 +310,8 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
 def run_ctor(r: KernelReader, sd: StructDef, ctor: Any, args: list[Any], n: Any) -> V.Obj:
     """Run constructor ``ctor`` of ``sd``: fields from their default member initializers, then the member
     initializer list (a delegating ``IterationShape(1, n_tiles)`` builds the whole value), then the body with the
-    fields as variables."""
+    fields as variables. Refused by name: an object whose class runs code no call names (``refuse_implicit_calls``)."""
+    refuse_implicit_calls(r, sd, n)
     fields = {f: default_value(r, sd, t, d, n) for f, t, d in sd.fields}
     ftypes = {f: t for f, t, _ in sd.fields}
     f = r.function_of(ctor, sd.unit, sd.name)
