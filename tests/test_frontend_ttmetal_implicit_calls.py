@@ -138,3 +138,6 @@ def test_a_declaration_named_like_a_function_is_refused(tmp_path: Path, capsys: 
     assert rc == 2, out
     assert "declaration named like a function" in out, out
     assert "writer.cpp:11:" in out, out
+    # a variable named like a function and initialised with ``=`` is a declaration C++ and the reading agree on
+    rc, out = _certify(tmp_path, capsys, "", "", "uint32_t cb_wait_front = 3; (void)cb_wait_front;")
+    assert rc == 0, out

@@ -1623,10 +1623,12 @@ class KernelReader:
         tname = self.type_name(typ)
         for d in n.children_by_field_name("declarator"):
             named = self.decl_name(d)
-            if d.type != "function_declarator" and (
+            value = d.child_by_field_name("value") if d.type == "init_declarator" else None
+            if value is not None and value.type == "argument_list" and (
                     named in api.FUNCTIONS or named in signatures.ARITIES or named in self.prog.functions):
                 # ``ok\n cb_wait_front(0, 3);`` parses as a variable ``cb_wait_front`` of a type ``ok`` (a name left
-                # by a define the host does not give, a missing semicolon): read as a declaration, the call is gone
+                # by a define the host does not give, a missing semicolon): read as a declaration, the call is gone.
+                # ``auto input = ckl::input(...)`` (``=``) names a variable as C++ lets it
                 self.refuse("declaration named like a function", d,
                             f"{self.text(n)}: declares a {tname or 'value'} named {named}, the name of a function; "
                             "C++ reads a declaration here, not a call")
