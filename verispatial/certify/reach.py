@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable
 import attrs
 import z3
 
-from verispatial.certify.counters import CounterModel
+from verispatial.certify.counters import CounterModel, tables
+from verispatial.certify.counters import touches as counter_touches
 from verispatial.certify.positions import Encoder, is_linear, trip_assignments
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, any_of, model_int
@@ -309,10 +310,11 @@ def analyse(p: Program) -> Analysis:
 
     views = engine_views(p)
     words = classify(p, views)
-    probe = CounterModel(Encoder(Query("probe"), p, views, {t.name: 0 for t in p.trips}), p, views, words)
-    touches = probe.touches()
+    # the counter tables alone: no counter model, whose encoder needed a query and so a solver context per program
+    buf_leaves, _sharing = tables(p, views)
+    touches = counter_touches(buf_leaves, words)
     counter_leaves: dict[str, set[tuple[str, int]]] = {}
-    for b, leaves in probe.buf_leaves.items():
+    for b, leaves in buf_leaves.items():
         counter_leaves.setdefault(f"cb{b}", set()).update((lf.engine, lf.index) for lf in leaves)
     for w in words.values():
         # A sequence word's value follows its owner's rising sets and resets (semaphores.Sequence).
