@@ -303,8 +303,23 @@ def _solve_scope(a: Analysis, build: object, name: str, engines: frozenset[str],
     return last, None, None
 
 
+#: The last program analysed and its analysis, held by identity (a program is frozen; an analysis is read, never
+#: changed): a slice's proofs and then its composition's slot-reuse queries (``compositional._slot_reuse``) analyse
+#: the same slice program one after the other. One entry, so no finished slice is kept alive.
+_LAST: list[tuple[Program, Analysis]] = []
+
+
 def analyse(p: Program) -> Analysis:
-    """Flatten, classify semaphore words, find components — once per program."""
+    """Flatten, classify semaphore words, find components — once per program (the last program's analysis is
+    returned again for it, ``_LAST``)."""
+    if _LAST and _LAST[0][0] is p:
+        return _LAST[0][1]
+    a = _analyse(p)
+    _LAST[:] = [(p, a)]
+    return a
+
+
+def _analyse(p: Program) -> Analysis:
     from verispatial.certify.semaphores import classify
     from verispatial.certify.structure import engine_views
 
