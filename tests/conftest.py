@@ -36,6 +36,15 @@ def _own_proof_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("VERISPATIAL_CACHE_DIR", str(tmp_path_factory.mktemp("proof-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _z3_argument_checks() -> None:
+    """z3py's argument assertions on in every test (``verispatial.certify.smt`` turns them off for speed: they
+    create no term), so a term built from mixed sorts or contexts fails here."""
+    import z3.z3
+
+    z3.z3.Z3_DEBUG = True
+
+
 _EXAMPLE_REPORTS: dict[str, Any] = {}
 
 

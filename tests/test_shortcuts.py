@@ -226,6 +226,46 @@ def test_order_by_enumeration_is_the_order_obligation() -> None:
     assert not schedule.check(a, comp, bad, None).proved
 
 
+def _order_by_stream(a: Any, e: str, s: schedule.Schedule, trips: dict[str, int]) -> bool:
+    """The order obligation over one trip assignment read off ``schedule._stream`` (the occurrence generator the
+    derivation runs on): each occurrence's time from its own loop indices, in program order, strictly increasing."""
+    view = a.views[e]
+    last = None
+    for lf, it in schedule._stream(view, {lf.path: lf for lf in schedule.r_leaves(view)}, trips):
+        tau = s.offset[(e, lf.index)] + sum(s.period[(e, lc.path)] * k for lc, k in zip(lf.loops, it, strict=True))
+        if last is not None and tau <= last:
+            return False
+        last = tau
+    return True
+
+
+def test_order_by_enumeration_walks_the_occurrence_stream() -> None:
+    # Nested loops, an inner count read from a trip (0: its outer loop's middle iterations run no R leaf and are
+    # skipped to the last), leaves before and after the inner loop: every period and offset moved by -1, 0 and +1
+    # gives schedules in and out of order, each decided as the occurrence stream decides it.
+    inner = Loop("j", "t", (Reserve(0, 1), Push(0, 1)))
+    p = prog(ep(A, Engine.READER, Loop("k", 3, (Reserve(0, 1), inner, Push(0, 1)))),
+             ep(A, Engine.COMPUTE, Loop("k", 3, (Wait(0, 1), Pop(0, 1), Loop("j", "t", (Wait(0, 1), Pop(0, 1)))))),
+             buffers=(buf(0, cap=8),), trips=(Trip("t", 2),))
+    a = analyse(p)
+    (comp,) = a.components
+    s = schedule.derive(a, comp, {"t": 2})
+    assert isinstance(s, schedule.Schedule)
+    seen = set()
+    for e in sorted(comp):
+        for d in (-1, 0, 1):
+            for key in [None, *s.period, *s.offset]:
+                moved = schedule.Schedule(
+                    {k: v + d if k == key else v for k, v in s.offset.items()},
+                    {k: v + d if k in (key, None) else v for k, v in s.period.items()})
+                want = all(_order_by_stream(a, e, moved, {"t": t}) for t in range(3))
+                assert schedule.order_by_enumeration(a, e, moved, None) == want
+                for t in range(3):
+                    assert schedule.order_by_enumeration(a, e, moved, {"t": t}) == _order_by_stream(a, e, moved, {"t": t})
+                seen.add(want)
+    assert seen == {True, False}
+
+
 @pytest.mark.parametrize("name", ["pipeline_small.json", "broken/a_reserve_over_capacity.json",
                                   "broken/b_ring_straddle.json", "broken/f_memory_overlap.json"])
 def test_examples_certify_as_on_the_reference_route(name: str) -> None:

@@ -38,9 +38,8 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor
 from contextlib import AbstractContextManager
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
@@ -103,11 +102,14 @@ from verispatial.ir.program import (
 )
 from verispatial.ir.templated import TemplatedProgram, dynamic_renamed, indirect
 
+if TYPE_CHECKING:  # concurrent.futures is imported by the pool that runs one (``driver.workers``)
+    from concurrent.futures import Executor
+
 Progress = Callable[[str], None]
 #: ``certify`` itself, passed in by checker.py (it imports this module).
 Certify = Callable[..., Report]
 #: Worker pools the kernel is handed (``driver.workers.worker_pool``): ``jobs`` -> a pool, stopped when the block ends.
-Pool = Callable[[int], AbstractContextManager[Executor]]
+Pool = Callable[[int], AbstractContextManager["Executor"]]
 
 #: Engines of one site in participant order (the compose pass's order: reader, compute, writer).
 ENGINE_ORDER = {Engine.READER: 0, Engine.COMPUTE: 1, Engine.WRITER: 2}

@@ -27,7 +27,7 @@ from verispatial.ir.sharing import sees_own_pops_only, sharing_waiters
 _LAST: list[tuple[Program, dict[str, EngineView], dict[int, list[Leaf]], dict[int, frozenset[str]]]] = []
 
 
-def _tables(program: Program, views: dict[str, EngineView]) -> tuple[dict[int, list[Leaf]], dict[int, frozenset[str]]]:
+def tables(program: Program, views: dict[str, EngineView]) -> tuple[dict[int, list[Leaf]], dict[int, frozenset[str]]]:
     """Per buffer of ``program``, its Reserve/Push/Wait/Pop leaves in ``views`` (engine by engine, in leaf order),
     and ``sharing_waiters(program)``; the lists are shared by every counter model of the pair: read, never changed."""
     if _LAST and _LAST[0][0] is program and _LAST[0][1] is views:
@@ -63,7 +63,7 @@ class CounterModel:
         self.words = words
         #: per buffer, its Reserve/Push/Wait/Pop leaves; the engines waiting on it without popping it (ir/sharing.py):
         #: their passed waits do not hold while another engine pops, and a compute one counts only its own pops (none)
-        self.buf_leaves, self.sharing = _tables(program, views)
+        self.buf_leaves, self.sharing = tables(program, views)
 
     def _sum(self, leaves: list[Leaf], weight: int | None = None) -> z3.ArithRef:
         budget.check()  # a counter sums every leaf of its buffer or word: on a long program, long work between queries
@@ -393,16 +393,22 @@ class CounterModel:
 
     def touches(self) -> dict[str, set[str]]:
         """Counter name -> engines whose ops read or change it (to split engines into independent components)."""
-        out: dict[str, set[str]] = {}
-        for b, leaves in self.buf_leaves.items():
-            out.setdefault(f"cb{b}", set()).update(lf.engine for lf in leaves)
-        for w in self.words.values():
-            es = {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits, *w.inline)}
-            if w.kind == "flag":
-                es |= {lf.engine for lf in w.flags}
-            if w.seq is not None:  # a sequence word's value follows its owner's sets
-                es.add(w.seq.owner)
-            out.setdefault(w.name, set()).update(es)
-        # Multicast data couples a sender with its receivers only through flags and ready counters, which are
-        # words above; McastSend itself never blocks.
-        return out
+        return touches(self.buf_leaves, self.words)
+
+
+def touches(buf_leaves: dict[int, list[Leaf]], words: dict[tuple[int, Site], Word]) -> dict[str, set[str]]:
+    """``CounterModel.touches`` from the buffers' leaves (``tables``) and the words alone: no query, no solver
+    context (``reach.analyse`` asks it once per program)."""
+    out: dict[str, set[str]] = {}
+    for b, leaves in buf_leaves.items():
+        out.setdefault(f"cb{b}", set()).update(lf.engine for lf in leaves)
+    for w in words.values():
+        es = {lf.engine for lf in (*w.incs, *w.flags, *w.sets, *w.waits, *w.inline)}
+        if w.kind == "flag":
+            es |= {lf.engine for lf in w.flags}
+        if w.seq is not None:  # a sequence word's value follows its owner's sets
+            es.add(w.seq.owner)
+        out.setdefault(w.name, set()).update(es)
+    # Multicast data couples a sender with its receivers only through flags and ready counters, which are
+    # words above; McastSend itself never blocks.
+    return out

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable
 import attrs
 import z3
 
-from verispatial.certify.counters import CounterModel
+from verispatial.certify.counters import CounterModel, tables
+from verispatial.certify.counters import touches as counter_touches
 from verispatial.certify.positions import Encoder, is_linear, trip_assignments
 from verispatial.certify.semaphores import Word
 from verispatial.certify.smt import DEFAULT_RLIMIT, Outcome, Query, Status, any_of, model_int
@@ -302,17 +303,33 @@ def _solve_scope(a: Analysis, build: object, name: str, engines: frozenset[str],
     return last, None, None
 
 
+#: The last program analysed and its analysis, held by identity (a program is frozen; an analysis is read, never
+#: changed): a slice's proofs and then its composition's slot-reuse queries (``compositional._slot_reuse``) analyse
+#: the same slice program one after the other. One entry, so no finished slice is kept alive.
+_LAST: list[tuple[Program, Analysis]] = []
+
+
 def analyse(p: Program) -> Analysis:
-    """Flatten, classify semaphore words, find components — once per program."""
+    """Flatten, classify semaphore words, find components — once per program (the last program's analysis is
+    returned again for it, ``_LAST``)."""
+    if _LAST and _LAST[0][0] is p:
+        return _LAST[0][1]
+    a = _analyse(p)
+    _LAST[:] = [(p, a)]
+    return a
+
+
+def _analyse(p: Program) -> Analysis:
     from verispatial.certify.semaphores import classify
     from verispatial.certify.structure import engine_views
 
     views = engine_views(p)
     words = classify(p, views)
-    probe = CounterModel(Encoder(Query("probe"), p, views, {t.name: 0 for t in p.trips}), p, views, words)
-    touches = probe.touches()
+    # the counter tables alone: no counter model, whose encoder needed a query and so a solver context per program
+    buf_leaves, _sharing = tables(p, views)
+    touches = counter_touches(buf_leaves, words)
     counter_leaves: dict[str, set[tuple[str, int]]] = {}
-    for b, leaves in probe.buf_leaves.items():
+    for b, leaves in buf_leaves.items():
         counter_leaves.setdefault(f"cb{b}", set()).update((lf.engine, lf.index) for lf in leaves)
     for w in words.values():
         # A sequence word's value follows its owner's rising sets and resets (semaphores.Sequence).

@@ -36,6 +36,14 @@ from verispatial.certify import rlimits
 #: soon as the call returns; each query is bounded by its ``rlimit`` and the run budget's timeout.
 z3.set_param("ctrl_c", False)
 
+#: z3py's argument assertions (``z3.z3.Z3_DEBUG``, which ``python -O`` turns off) re-check, on every term built, that
+#: its arguments' sorts and contexts agree: Python-side reads (``Z3_get_sort``, ``Z3_is_eq_sort``, wrappers made and
+#: dropped) that create no term, and a tenth of a cold ``certify`` of the 16-layer decode step (0.45-0.6 s of 4.5-5.3
+#: s in-process). Off, every query is the same formula with the same term ids and answers alike, its resource count
+#: included (benchmarks/README.md, "certify cold"); a sort mismatch is still refused by the C API (``Z3Exception``).
+#: The tests turn them on again (tests/conftest.py), so a term mixing sorts or contexts fails there.
+z3.z3.Z3_DEBUG = False
+
 #: glibc ``mallopt`` parameters (malloc.h): ``M_TRIM_THRESHOLD`` and ``M_MMAP_THRESHOLD``.
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: Blocks up to this size come from the heap, and the heap keeps up to ``HEAP_KEEP`` bytes freed at its top.

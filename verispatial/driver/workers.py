@@ -8,9 +8,11 @@ before it exited 130. Here the workers are terminated by their own handles and t
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -30,7 +32,11 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
 def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``jobs`` worker processes (forked where the platform can, so they inherit the run's budget and
     loaded modules): shut down normally when the block ends, stopped at once (``stop_pool``) when anything is
-    raised out of it, ``budget.Interrupted`` included."""
+    raised out of it, ``budget.Interrupted`` included. ``multiprocessing`` and ``concurrent.futures`` are imported
+    here: a run of one job (``certify -q`` of a decode step) never needs them (about 25 ms of its start)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     try:
