@@ -11,6 +11,7 @@ only when an op, a loop count or a branch needs it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -2145,8 +2146,10 @@ class KernelReader:
             # every variable the body can see, as it is before the body: one the body changes that no name in it
             # assigns (through a reference declared in the body, a lambda capturing by reference, a field stored)
             # is refused below, so that a loop of a constant count is read iteration by iteration
-            seen = {v: self.lookup(v) for sc in self.scopes for v in sc
-                    if v != var and v not in start and not v.startswith("%")}
+            visible: dict[str, V.Value] = {}
+            for sc in self.scopes:  # outermost first: an inner scope's name hides an outer one's, as lookup finds it
+                visible.update(sc)
+            seen = {v: x for v, x in visible.items() if v != var and v not in start and not v.startswith("%")}
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
@@ -2304,25 +2307,10 @@ class KernelReader:
                 return r.const if op == "+=" else -r.const
         return None
 
-    def assigned_in(self, node: Any, calls: bool = True) -> set[str]:
-        out: set[str] = set()
-        stack = [node]
-        while stack:
-            x = stack.pop()
-            if x.type == "assignment_expression":
-                lhs = x.child_by_field_name("left")
-                if lhs.type == "identifier":
-                    out.add(lhs.text.decode())
-            elif x.type == "update_expression":
-                arg = x.child_by_field_name("argument")
-                if arg is not None and arg.type == "identifier":
-                    out.add(arg.text.decode())
-            elif x.type == "argument_list" and calls:
-                # a variable passed to a call may be changed through a reference parameter: a candidate too (the
-                # first reading of the body finds it unchanged if it is)
-                out.update(a.text.decode() for a in x.named_children if a.type == "identifier")
-            stack.extend(x.named_children)
-        return out
+    def assigned_in(self, node: Any, calls: bool = True) -> frozenset[str]:
+        """The names ``node``'s text assigns (``x = ...``, ``x++``) and, with ``calls``, passes to a call (a
+        reference parameter may change them); a function of the syntax tree alone (``_assigned_in``)."""
+        return _assigned_in(node, calls)
 
     def inductions(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int, count: int | str | TripCount,
                    last: V.Sym, start: dict[str, V.Value]) -> dict[str, int]:
@@ -5699,6 +5687,31 @@ def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
     return V.Opaque(f"a NoC address past {why}")
 
 
+@functools.lru_cache(maxsize=2048)
+def _assigned_in(node: Any, calls: bool) -> frozenset[str]:
+    """``KernelReader.assigned_in``, once per statement: a nested loop's body is asked again for every reading of
+    every loop around it (the tree node, kept by the cache, keeps its tree alive: a key is never another tree's)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if x.type == "assignment_expression":
+            lhs = x.child_by_field_name("left")
+            if lhs.type == "identifier":
+                out.add(lhs.text.decode())
+        elif x.type == "update_expression":
+            arg = x.child_by_field_name("argument")
+            if arg is not None and arg.type == "identifier":
+                out.add(arg.text.decode())
+        elif x.type == "argument_list" and calls:
+            # a variable passed to a call may be changed through a reference parameter: a candidate too (the
+            # first reading of the body finds it unchanged if it is)
+            out.update(a.text.decode() for a in x.named_children if a.type == "identifier")
+        stack.extend(x.named_children)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=2048)
 def _missing_token(n: Any) -> Any:
     """A token tree-sitter's error recovery inserted (``is_missing``) in statement ``n`` itself -- not in a block
     nested in it, whose statements are checked when they are read -- or text it skipped (an ``ERROR`` node: ``(k =
