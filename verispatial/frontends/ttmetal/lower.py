@@ -6095,6 +6095,7 @@ def _unsigned_word(t: str) -> bool:
 _SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
 
 
+@functools.lru_cache(maxsize=1024)  # a type's text: asked at every assignment of every reading
 def _narrow(tname: str) -> bool:
     """Whether ``tname`` (a declaration's type, qualifiers dropped) is an integer type narrower than the RISC's
     32-bit word: ``uint8_t``, ``int16_t``, ``char``, ``bool``..."""
@@ -6102,6 +6103,7 @@ def _narrow(tname: str) -> bool:
     return len(words) == 1 and (words[0] == "bool" or (TYPE_SIZES.get(words[0]) or 4) < 4)
 
 
+@functools.lru_cache(maxsize=1024)
 def _converts(tname: str) -> bool:
     """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, a
     signed 32-bit one (a word of 2**31 or more is negative there), or a 64-bit one (a value past the 32-bit word is
