@@ -1,5 +1,5 @@
 """A rule candidate at an op no run of the interpreter reaches is explored only within the program's work bound
-(certify/replay.py ``confirm_rule``'s ``unreached_cap``, docs/checker.md "Replaying candidates").
+(certify/replay.py ``confirm_rule``'s ``unreached_cap``, docs/checker.md "Counterexamples").
 
 The input: core (0,0)'s reader fills its two-page ring (pushing pages it never wrote) and reserves it again with
 nothing popping it (a deadlock at the second reserve), then pushes again: the second push is a ``cb-push-unfilled``

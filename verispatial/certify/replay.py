@@ -318,7 +318,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     ``explore_cap`` states, stopped at the first violation it matches (``explored``: one search per program, shared
     with the other candidates and families, whose answer does not depend on what was searched before). With
     ``unreached_cap``, a candidate whose op none of those runs reached (``reached``) is explored within that many
-    states at most (docs/checker.md "Replaying candidates"): the explorer only confirms, so the bound turns no
+    states at most (docs/checker.md "Counterexamples"): the explorer only confirms, so the bound turns no
     verdict into a proof, only a refutation the smaller search would miss into failed-to-prove.
     """
     def at_one(v: Violation) -> bool:
