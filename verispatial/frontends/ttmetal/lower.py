@@ -6242,6 +6242,10 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
     argmax's ``find_argmax_for_core``), at most once per buffer; the scratch buffers are recorded in
     ``shared.scratch`` for the assembly (``Buffer.scratch``). A hint for a buffer already read as scratch, or a
     kernel whose reading with it refuses elsewhere, gives the refusal it stood for."""
+    # the syntax caches hold their nodes' trees alive: emptied per kernel read, so a survey of a thousand kernels
+    # keeps one kernel's trees, not a thousand
+    _assigned_in.cache_clear()
+    _missing_token.cache_clear()
     # a scratchpad is scratch L1 from the start (it is never a ring)
     scratch = frozenset(b.index for b in shared.host.buffers if b.scratchpad and (b.cores is None or site in b.cores))
     hints: dict[int, Refused] = {}
