@@ -101,11 +101,13 @@ def _rule_results(a: Analysis, findings: list[Finding], discharged: list[Finding
         for f in fs:
             t0 = time.perf_counter()
             name = f"{rule}:{f.engine}:{list(f.path) if f.path is not None else 'end'}"
+            # an op no run reached is explored only within the program's work bound (``confirm_rule``)
+            cap = explore_states(a.program)
             if f.at:
                 got = confirm_rule(a.program, {rule}, None, at=[{"engine": e, "path": list(p), "subject": f.subject}
-                                                                for e, p in f.at])
+                                                                for e, p in f.at], unreached_cap=cap)
             else:
-                got = confirm_rule(a.program, {rule}, None, f.engine, f.path)
+                got = confirm_rule(a.program, {rule}, None, f.engine, f.path, unreached_cap=cap)
             if got is not None:
                 cex = {"kind": "rule", "rule": rule, "engine": f.engine,
                        "path": list(f.path) if f.path is not None else None, "summary": f"{f.engine}: {f.message}", **got}

@@ -304,7 +304,7 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
                  d: Decoded | None = None, *, at: list[dict[str, Any]] | None = None,
                  also: Callable[[Violation], bool] | None = None, hang: Hang | None = None,
                  targets: dict[str, Position] | None = None,
-                 explore_cap: int = EXPLORE_STATES) -> dict[str, Any] | None:
+                 explore_cap: int = EXPLORE_STATES, unreached_cap: int | None = None) -> dict[str, Any] | None:
     """Find a run in which the interpreter reports one of ``rules`` (by ``engine``, at ``path``, when given; at one
     of the ops ``at`` lists — each an ``engine``, a ``path`` and optionally the ``subject`` the violation must be
     about (``Violation.subject``: a buffer, word, tensor, aliased pair) — when given: a race between two ops shows
@@ -316,7 +316,10 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
     deadlock confirms, never one elsewhere. Attempts: the directed search toward the candidate's positions (``d``
     or ``targets``), the runs from launch (``launch_schedules``), and the explorer for small programs within
     ``explore_cap`` states, stopped at the first violation it matches (``explored``: one search per program, shared
-    with the other candidates and families, whose answer does not depend on what was searched before).
+    with the other candidates and families, whose answer does not depend on what was searched before). With
+    ``unreached_cap``, a candidate whose op none of those runs reached (``reached``) is explored within that many
+    states at most (docs/checker.md "Counterexamples"): the explorer only confirms, so the bound turns no
+    verdict into a proof, only a refutation the smaller search would miss into failed-to-prove.
     """
     def at_one(v: Violation) -> bool:
         if at is None:
@@ -338,9 +341,17 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
             return {R.DEADLOCK: deadlock_cex(r, how), "trips": dict(r.trips), "replayed_by": how}
         return None
 
+    sites = [(x.get("engine"), x.get("path")) for x in at] if at is not None else [(engine, path)]
+    ran = False  # some run reached the candidate's op (``reached``)
+
+    def seen(r: SimResult) -> SimResult:
+        nonlocal ran
+        ran = ran or reached(r, sites)
+        return r
+
     tgt = candidate_targets(d) if d is not None else (targets or {})
     for how, r in directed(program, d.trips if d is not None else trips, tgt, matches):
-        got = found(r, how)
+        got = found(seen(r), how)
         if got is not None:
             return got
     attempts: list[tuple[str, Any]] = []
@@ -359,11 +370,13 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
                          lambda ts=ts: drive(program, ts, {}, stop_on=matches, lazy=True, land_last=late)))
     for how, run in attempts:
         try:
-            got = found(run(), how)
+            got = found(seen(run()), how)
         except ValueError:
             continue
         if got is not None:
             return got
+    if unreached_cap is not None and not ran:
+        explore_cap = min(explore_cap, unreached_cap)
     if len(program.programs) <= EXPLORE_ENGINES:
         # Stopped at the first matching violation (those come before a hang here, as in the whole search's order).
         ex = explored(program, trips, explore_cap, lambda f: isinstance(f, ViolationFound) and matches(f.violation))
@@ -379,3 +392,16 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
                 if r.status == R.DEADLOCK and hang(r):
                     return {R.DEADLOCK: dl.to_json(), "trips": dict(dl.trips), "replayed_by": "explicit-state search"}
     return None
+
+
+def reached(r: SimResult, sites: list[tuple[str | None, Any]]) -> bool:
+    """Whether run ``r`` brought an engine to one of ``sites`` (each an engine and an op path, as a list or tuple):
+    the op ran in it (``SimResult.executed``) or the engine ended in front of it. A site naming no engine or no path
+    counts as reached (nothing tells it apart)."""
+    for e, p in sites:
+        if e is None or p is None:
+            return True
+        path = tuple(p)
+        if r.executed.get((e, path)) or (e in r.positions and r.positions[e].path == path):
+            return True
+    return False

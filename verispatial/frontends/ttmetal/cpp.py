@@ -147,13 +147,20 @@ class Unit:
         line = self.lines[row] if row < len(self.lines) else ""
         chars = len(line.encode()[:col].decode(errors="ignore"))
         shown = self.written[row] if row < len(self.written) else line
-        same = next((i for i, (a, b) in enumerate(zip(line, shown, strict=False)) if a != b), min(len(line), len(shown)))
+        same = _same_prefix(line, shown)
         if chars > same:
             # past the first macro the line expands: the column of that macro's name as written
             chars = same
             while chars > 0 and (shown[chars - 1].isalnum() or shown[chars - 1] == "_"):
                 chars -= 1
         return SourceLoc(self.file, row + 1, chars + 1, shown.strip()[:200])
+
+
+@functools.lru_cache(maxsize=4096)
+def _same_prefix(line: str, shown: str) -> int:
+    """How many characters a preprocessed line and the line as written share from the start (``Unit.loc``: asked
+    for every location a reading takes, the same few lines each time)."""
+    return next((i for i, (a, b) in enumerate(zip(line, shown, strict=False)) if a != b), min(len(line), len(shown)))
 
 
 @attrs.frozen(eq=False)

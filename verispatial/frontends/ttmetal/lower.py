@@ -11,6 +11,7 @@ only when an op, a loop count or a branch needs it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -2175,8 +2176,10 @@ class KernelReader:
             # every variable the body can see, as it is before the body: one the body changes that no name in it
             # assigns (through a reference declared in the body, a lambda capturing by reference, a field stored)
             # is refused below, so that a loop of a constant count is read iteration by iteration
-            seen = {v: self.lookup(v) for sc in self.scopes for v in sc
-                    if v != var and v not in start and not v.startswith("%")}
+            visible: dict[str, V.Value] = {}
+            for sc in self.scopes:  # outermost first: an inner scope's name hides an outer one's, as lookup finds it
+                visible.update(sc)
+            seen = {v: x for v, x in visible.items() if v != var and v not in start and not v.startswith("%")}
             self.stmt(body)
             if self.lookup(var) != index:
                 self.refuse("loop index assigned in its body", n, var)
@@ -2335,25 +2338,10 @@ class KernelReader:
                 return r.const if op == "+=" else -r.const
         return None
 
-    def assigned_in(self, node: Any, calls: bool = True) -> set[str]:
-        out: set[str] = set()
-        stack = [node]
-        while stack:
-            x = stack.pop()
-            if x.type == "assignment_expression":
-                lhs = x.child_by_field_name("left")
-                if lhs.type == "identifier":
-                    out.add(lhs.text.decode())
-            elif x.type == "update_expression":
-                arg = x.child_by_field_name("argument")
-                if arg is not None and arg.type == "identifier":
-                    out.add(arg.text.decode())
-            elif x.type == "argument_list" and calls:
-                # a variable passed to a call may be changed through a reference parameter: a candidate too (the
-                # first reading of the body finds it unchanged if it is)
-                out.update(a.text.decode() for a in x.named_children if a.type == "identifier")
-            stack.extend(x.named_children)
-        return out
+    def assigned_in(self, node: Any, calls: bool = True) -> frozenset[str]:
+        """The names ``node``'s text assigns (``x = ...``, ``x++``) and, with ``calls``, passes to a call (a
+        reference parameter may change them); a function of the syntax tree alone (``_assigned_in``)."""
+        return _assigned_in(node, calls)
 
     def inductions(self, n: Any, body: Any, var: str, k: str, a: V.Sym, step: int, count: int | str | TripCount,
                    last: V.Sym, start: dict[str, V.Value]) -> dict[str, int]:
@@ -5777,6 +5765,31 @@ def _noc_plus(addr: V.RemoteAddr, by: V.Sym | V.Opaque) -> V.Value:
     return V.Opaque(f"a NoC address past {why}")
 
 
+@functools.lru_cache(maxsize=2048)
+def _assigned_in(node: Any, calls: bool) -> frozenset[str]:
+    """``KernelReader.assigned_in``, once per statement: a nested loop's body is asked again for every reading of
+    every loop around it (the tree node, kept by the cache, keeps its tree alive: a key is never another tree's)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if x.type == "assignment_expression":
+            lhs = x.child_by_field_name("left")
+            if lhs.type == "identifier":
+                out.add(lhs.text.decode())
+        elif x.type == "update_expression":
+            arg = x.child_by_field_name("argument")
+            if arg is not None and arg.type == "identifier":
+                out.add(arg.text.decode())
+        elif x.type == "argument_list" and calls:
+            # a variable passed to a call may be changed through a reference parameter: a candidate too (the
+            # first reading of the body finds it unchanged if it is)
+            out.update(a.text.decode() for a in x.named_children if a.type == "identifier")
+        stack.extend(x.named_children)
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=2048)
 def _missing_token(n: Any) -> Any:
     """A token tree-sitter's error recovery inserted (``is_missing``) in statement ``n`` itself -- not in a block
     nested in it, whose statements are checked when they are read -- or text it skipped (an ``ERROR`` node: ``(k =
@@ -6160,6 +6173,7 @@ def _unsigned_word(t: str) -> bool:
 _SIGNED_TYPES = frozenset({"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "short", "signed"})
 
 
+@functools.lru_cache(maxsize=1024)  # a type's text: asked at every assignment of every reading
 def _narrow(tname: str) -> bool:
     """Whether ``tname`` (a declaration's type, qualifiers dropped) is an integer type narrower than the RISC's
     32-bit word: ``uint8_t``, ``int16_t``, ``char``, ``bool``..."""
@@ -6167,6 +6181,7 @@ def _narrow(tname: str) -> bool:
     return len(words) == 1 and (words[0] == "bool" or (TYPE_SIZES.get(words[0]) or 4) < 4)
 
 
+@functools.lru_cache(maxsize=1024)
 def _converts(tname: str) -> bool:
     """Whether a value stored as type ``tname`` may change on the way (``to_integer``): a narrow integer type, a
     signed 32-bit one (a word of 2**31 or more is negative there), or a 64-bit one (a value past the 32-bit word is
@@ -6305,6 +6320,10 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
     argmax's ``find_argmax_for_core``), at most once per buffer; the scratch buffers are recorded in
     ``shared.scratch`` for the assembly (``Buffer.scratch``). A hint for a buffer already read as scratch, or a
     kernel whose reading with it refuses elsewhere, gives the refusal it stood for."""
+    # the syntax caches hold their nodes' trees alive: emptied per kernel read, so a survey of a thousand kernels
+    # keeps one kernel's trees, not a thousand
+    _assigned_in.cache_clear()
+    _missing_token.cache_clear()
     # a scratchpad is scratch L1 from the start (it is never a ring)
     scratch = frozenset(b.index for b in shared.host.buffers if b.scratchpad and (b.cores is None or site in b.cores))
     hints: dict[int, Refused] = {}
