@@ -1061,7 +1061,7 @@ def _increment(r: KernelReader, val: Any, node: Any, n: Any) -> int:
     """The increment of a unicast ``noc_semaphore_inc`` or a ``Semaphore.up``: any word on the device
     (``dataflow_api.h:2390``), but an increment of 0 leaves the word as it was, which ``SemInc`` / ``SemRmw`` cannot
     say (they add at least 1, docs/semantics.md): refused by name rather than read as another op."""
-    by = r.int_of(val, node, "increment")
+    by = r.word_field(val, node, "increment")  # ``uint32_t incr``: the argument modulo 2**32
     if by == 0:
         r.refuse("semaphore increment of 0", n, "it leaves the word as it was; the model's increments add at least 1")
     return by
@@ -1218,7 +1218,7 @@ def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
         r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[0]))
     g = r.shared.group(r.site, mcast_rect(r, dst.rect, False, _noc_arg(r, vals, nodes, 3), n), False)
     r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], n),
-                       r.int_of(vals[1], nodes[1], "increment")), n)
+                       _increment(r, vals[1], nodes[1], n)), n)
 
 
 # ------------------------------------------------------------------ barriers and DST

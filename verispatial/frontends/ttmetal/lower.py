@@ -3061,6 +3061,76 @@ class KernelReader:
         words = self.declared_type(n).split()
         return bool(words) and words[-1] in types
 
+    def int_kind(self, n: Any) -> str | None:
+        """The C++ type of integer expression ``n`` as far as its text says, after promotion: ``"s32"`` (``int``:
+        a signed literal that fits, a variable declared ``int32_t``, ``uint8_t`` or ``bool``, which promote to int),
+        ``"u32"`` (``3u``, ``0xFFFFFFFF``, a ``uint32_t`` variable or cast, ``get_arg_val<uint32_t>``,
+        ``get_compile_time_arg_val``) or None where the text does not say (``auto``, a call, a 64-bit type). An
+        arithmetic operator's is the usual arithmetic conversions' (unsigned when either side is), a shift's its left
+        operand's. What decides where C++ wraps a word (unsigned) and where an overflow is undefined (signed)."""
+        t = n.type
+        if t == "parenthesized_expression" and n.named_child_count == 1:
+            return self.int_kind(n.named_children[0])
+        if t == "number_literal":
+            return _literal_kind(n.text.decode())
+        if t in ("true", "false"):
+            return "s32"
+        if t == "identifier":
+            return _type_kind(self.declared_type(n))
+        cast = _cast_type(n)
+        if cast is not None:
+            return _type_kind(cast)
+        if t == "call_expression":
+            fn = n.child_by_field_name("function")
+            name = fn.child_by_field_name("name") if fn is not None and fn.type == "template_function" else fn
+            if name is not None and name.text.decode() == "get_compile_time_arg_val":
+                return "u32"  # ``constexpr uint32_t`` (api/compile_time_args.h)
+            if name is not None and name.text.decode() in ("get_arg_val", "get_common_arg_val") and \
+                    fn.type == "template_function":
+                return _type_kind(fn.child_by_field_name("arguments").text.decode().strip("<>"))
+            return None
+        if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+", "~"):
+            return self.int_kind(n.child_by_field_name("argument"))
+        if t == "unary_expression" and n.child_by_field_name("operator").type in ("!", "not"):
+            return "s32"
+        if t == "binary_expression":
+            op = n.child_by_field_name("operator").type
+            if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||", "and", "or"):
+                return "s32"
+            a = self.int_kind(n.child_by_field_name("left"))
+            if op in ("<<", ">>"):
+                return a
+            b = self.int_kind(n.child_by_field_name("right"))
+            if a is None or b is None:
+                return None
+            return "u32" if "u32" in (a, b) else "s32"
+        return None
+
+    def signed_overflow(self, v: V.Value, n: Any) -> V.Value:
+        """``v``, the value of ``+ - *`` (or a unary minus) expression ``n``, or, when ``n`` is a signed 32-bit
+        operation (``int_kind``) whose constant result leaves ``[-2**31, 2**31)``, a value not followed that names the
+        overflow: undefined behaviour in C++ ([expr]/4), never the word it would wrap to on the RISC."""
+        if isinstance(v, V.Sym) and v.is_const and not -(1 << 31) <= v.const < 1 << 31 and \
+                self.int_kind(n) == "s32" and not self.wide(n):
+            return V.Opaque(f"{self.text(n)} is {v.const}: a signed 32-bit overflow (undefined behaviour)")
+        return v
+
+    def word_field(self, v: V.Value, node: Any, what: str) -> int:
+        """``int_of`` of an op's field that the device API takes as a ``uint32_t`` (a semaphore increment, value or
+        threshold), given as expression ``node``: the argument converted to ``uint32_t``, modulo 2**32 as C++
+        converts it ([conv.integral]). The reading's numbers are exact for ``+ - *`` and words for the rest, so the
+        conversion is exact where ``node``'s type is a 32-bit one the text names (``int_kind``: a signed overflow in it
+        is refused already, ``signed_overflow``); a number outside the word of an expression whose type the text does
+        not say (a signed overflow, undefined, or an unsigned wrap) is refused by name."""
+        k = self.int_of(v, node, what)
+        if 0 <= k < 1 << 32:
+            return k
+        if self.int_kind(node) is None:
+            self.refuse(f"{what} outside the 32-bit word", node,
+                        f"{self.text(node)} is {k}, and its C++ type is not known: an unsigned word wraps, a signed "
+                        "overflow is undefined")
+        return k % (1 << 32)
+
     def wide(self, n: Any) -> bool:
         """Whether expression ``n`` may compute in 64 bits as far as its text says: a literal with an ``ll`` suffix, a
         64-bit type named in it (a cast, ``static_cast<uint64_t>``) or a variable declared with one (or ``auto``). The reading's
@@ -3155,7 +3225,7 @@ class KernelReader:
                 return V.Opaque(f"the number {s}")
             if k >= 1 << 32:
                 # a 64-bit literal (``5000000000ull``): the reading's arithmetic is on 32-bit words, where it wraps
-                return V.Opaque(f"the number {s}: past the 32-bit word (64-bit arithmetic is not followed)")
+                return V.Wide(f"the number {s}: past the 32-bit word (64-bit arithmetic is not followed)", k)
             return V.const(k)
         if t in ("true", "false"):
             return V.const(int(t == "true"))
@@ -3224,7 +3294,7 @@ class KernelReader:
             a = self.expr(n.child_by_field_name("argument"))
             if isinstance(a, V.Sym):
                 if op == "-":
-                    return -a
+                    return self.signed_overflow(-a, n)
                 if op == "+":
                     return a
                 if a.is_const and op in ("!", "not"):
@@ -3452,6 +3522,10 @@ class KernelReader:
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if isinstance(k, V.Wide) and width <= 4:
+            # a 64-bit literal converted to a 32-bit or narrower type: the word C++ truncates it to, read below as
+            # any constant past the word is ([conv.integral]; ``static_cast<uint32_t>(0xFFFFFFFFFull) > 5`` holds)
+            k = V.const(k.value % (1 << 32))
         if isinstance(k, V.Ranged):
             # a bounded number is kept where all of its bounds fit the type, as a number known at run time is
             lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width) if width < 4 or (
@@ -4202,14 +4276,14 @@ class KernelReader:
                 return V.Loaded(why, src)
             return V.Opaque(why)
         if op == "+":
-            return a + b
+            return self.signed_overflow(a + b, n)
         if op == "-":
-            return a + (-b)
+            return self.signed_overflow(a + (-b), n)
         if op == "*":
             if b.is_const:
-                return a.scaled(b.const)
+                return self.signed_overflow(a.scaled(b.const), n)
             if a.is_const:
-                return b.scaled(a.const)
+                return self.signed_overflow(b.scaled(a.const), n)
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
@@ -4332,6 +4406,9 @@ class KernelReader:
                     rhs = V.const(r)
                 else:
                     rhs = V.Opaque(self.text(n))
+                if base in ("+", "-", "*") and self.int_kind(lhs) == "s32" and \
+                        self.int_kind(n.child_by_field_name("right")) == "s32":
+                    rhs = self.signed_overflow(rhs, n)  # ``k += 2`` of two ints: int arithmetic
             else:
                 rhs = V.Opaque(self.text(n))
         return self.store(lhs, rhs, n)
@@ -6145,6 +6222,58 @@ def _wide_type(text: str) -> bool:
 #: value modulo 2**32
 _WORD_TYPES = frozenset({"uint32_t", "int32_t", "unsigned", "unsigned int", "int", "signed", "signed int",
                          "std::uint32_t", "std::int32_t"})
+
+
+def _type_kind(text: str) -> str | None:
+    """``KernelReader.int_kind`` of a value of the integer type named ``text`` (a declaration's, a cast's): "u32" for
+    the unsigned 32-bit types (rv32: ``unsigned long`` and ``size_t`` too), "s32" for ``int`` and the types that
+    promote to it (every narrower one, signed or not, and ``bool``), None for the 64-bit ones and anything else."""
+    words = [w for w in text.replace("std::", "").split()
+             if w not in ("const", "constexpr", "volatile", "static", "inline", "tt_l1_ptr")]
+    if not words or "*" in text or "&" in text or words.count("long") >= 2:
+        return None
+    if words[-1] in ("uint32_t", "size_t", "uintptr_t", "uint") or (
+            "unsigned" in words and not {"char", "short"} & set(words)):
+        return "u32"
+    if words[-1] in ("int", "int32_t", "signed", "long", "short", "char", "bool", "int8_t", "int16_t", "uint8_t",
+                     "uint16_t"):
+        return "s32"
+    return None
+
+
+def _literal_kind(text: str) -> str | None:
+    """``KernelReader.int_kind`` of an integer literal (C++ [lex.icon], ``int`` and ``long`` 32 bits on rv32): the
+    first type that holds its value among those its suffix and base allow; None for a 64-bit one or not a number."""
+    t = text.lower().replace("'", "")
+    digits = t.rstrip("ulz")
+    suffix = t[len(digits):]
+    try:
+        k = int(digits, 8) if len(digits) > 1 and digits[0] == "0" and digits.isdigit() else int(digits, 0)
+    except ValueError:
+        return None
+    if "ll" in suffix or k >= 1 << 32:
+        return None
+    if "u" in suffix:
+        return "u32"
+    if k < 1 << 31:
+        return "s32"
+    # a decimal literal past int is a long long; an octal or hexadecimal one an unsigned int
+    return None if digits.isdigit() and not (len(digits) > 1 and digits[0] == "0") else "u32"
+
+
+def _cast_type(n: Any) -> str | None:
+    """The integer type text node ``n`` converts its operand to: a C cast or a ``static_cast``; None otherwise."""
+    if n.type == "cast_expression":
+        t = n.child_by_field_name("type")
+        return " ".join(t.text.decode().split()) if t is not None else None
+    if n.type == "call_expression":
+        fn = n.child_by_field_name("function")
+        if fn is not None and fn.type == "template_function":
+            name = fn.child_by_field_name("name")
+            targs = fn.child_by_field_name("arguments")
+            if name is not None and name.text.decode() == "static_cast" and targs is not None:
+                return " ".join(targs.text.decode().strip("<>").split())
+    return None
 
 
 def _word_cast(n: Any) -> bool:

@@ -109,6 +109,25 @@ class Opaque:
         return self
 
 
+@attrs.frozen
+class Wide(Opaque):
+    """A 64-bit integer literal past the 32-bit word (``0xFFFFFFFFFull``), whose exact ``value`` the reading keeps
+    only to convert it: ``static_cast<uint32_t>`` of it is the word C++ truncates it to (``lower.to_integer``).
+    Every other use, arithmetic included, treats it as a value not followed (the reading's arithmetic is on words)."""
+
+    value: int = 0
+
+    # arithmetic gives a plain value not followed: the sum is no longer the literal
+    def __add__(self, o: Sym | Opaque) -> Opaque:
+        return Opaque(self.why)
+
+    def __neg__(self) -> Opaque:
+        return Opaque(self.why)
+
+    def scaled(self, k: int) -> Opaque:
+        return Opaque(self.why)
+
+
 @attrs.frozen(eq=False)
 class Ranged(Opaque):
     """A number the reading does not follow exactly but bounds: some integer in ``[lo, hi]``, a different one in
