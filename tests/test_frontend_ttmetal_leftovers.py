@@ -16,7 +16,7 @@ pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the 
 from verispatial.certify.report import Verdict  # noqa: E402
 from verispatial.driver.run import certify  # noqa: E402
 from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
-from verispatial.ir.ops import Push, SemInc  # noqa: E402
+from verispatial.ir.ops import Push, SemInc, SemSet, SemWait  # noqa: E402
 from verispatial.ir.program import walk  # noqa: E402
 
 _WAITER = """#include "api/dataflow/dataflow_api.h"
@@ -104,6 +104,33 @@ def test_a_signed_overflow_is_refused_by_name(tmp_path: Path, inc: str, value: s
     with pytest.raises(Refused, match="signed 32-bit overflow") as e:
         import_host(_inc_host(tmp_path, inc % value, prelude))
     assert e.value.loc.line == INC_LINE
+
+
+_SETTER = """#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    volatile tt_l1_ptr uint32_t* ready =
+        reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(get_compile_time_arg_val(0)));
+    %s
+    noc_semaphore_wait(ready, %s);
+}
+"""
+
+
+@pytest.mark.parametrize("setter", ["noc_semaphore_set(ready, %s);", "*ready = %s;"])
+def test_a_semaphore_value_and_threshold_wrapped_by_unsigned_arithmetic_are_the_words(tmp_path: Path,
+                                                                                      setter: str) -> None:
+    """``noc_semaphore_set`` and ``noc_semaphore_wait`` take ``uint32_t val``: ``0xFFFFFFFFu + 3u`` is 2 in both
+    (the store through the pointer the same); the program schema refused them."""
+    (tmp_path / "k.cpp").write_text(_SETTER % (setter % "0xFFFFFFFFu + 3u", "0xFFFFFFFFu + 3u"))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "set", "kernel_root": str(tmp_path),
+            "buffers": [], "semaphores": [{"name": "ready", "initial_value": 0}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader",
+                         "compile_time_args": [{"semaphore": "ready"}]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"]}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    ops = list(walk(import_host(tmp_path / "h.json").programs[0].ops))
+    assert [op.value for op in ops if isinstance(op, SemSet)] == [2]
+    assert [op.value for op in ops if isinstance(op, SemWait)] == [2]
 
 
 # ------------------------------------------------------------------ 2. orders of converted 64-bit constants

@@ -1040,12 +1040,16 @@ def sem_set(r: KernelReader, sem: int, v: Any, node: Any, n: Any) -> None:
     1)``, ttnn ``reader_argmax_interleaved_multicore.cpp:394``) as a wait's threshold may be."""
     if not isinstance(v, V.Sym) or v.trip is not None:
         r.int_of(v, node, "semaphore value")  # refuses, naming why
+    if v.is_const:  # ``uint32_t val``: the argument modulo 2**32
+        v = V.const(r.word_field(v, node, "semaphore value"))
     r.emit(SemSet(sem, v.const, tuple(Term(x, c) for x, c in v.loops)), n)  # as KernelReader.sem_set
 
 
 def sem_wait(r: KernelReader, sem: int, cond: WaitCond, v: Any, node: Any, n: Any) -> None:
     if not isinstance(v, V.Sym) or v.trip is not None:
         r.int_of(v, node, "semaphore threshold")  # refuses, naming why
+    if v.is_const:  # ``uint32_t val``: the argument modulo 2**32
+        v = V.const(r.word_field(v, node, "semaphore threshold"))
     r.emit(SemWait(sem, cond, v.const, tuple(Term(x, c) for x, c in v.loops)), n)
 
 

@@ -1424,6 +1424,9 @@ class KernelReader:
         if not isinstance(v, V.Sym) or v.trip is not None:
             self.int_of(v, node, "semaphore value")  # refuses, naming why
         assert isinstance(v, V.Sym)
+        if v.is_const:  # a ``uint32_t`` word: the value modulo 2**32 (``word_field``), of the stored expression
+            plain = node.type == "assignment_expression" and node.child_by_field_name("operator").type == "="
+            v = V.const(self.word_field(v, node.child_by_field_name("right") if plain else node, "semaphore value"))
         self.emit(SemSet(sem, v.const, tuple(Term(x, c) for x, c in v.loops)), node)
 
     def int_of(self, v: V.Value, node: Any, what: str) -> int:
