@@ -222,3 +222,52 @@ def test_a_loopback_flag_handshake_fails_to_prove_naming_the_sequence_protocols_
     assert {r.family for r in failed} == {"semaphore", "deadlock"}, failed
     for r in failed:
         assert "the sequence protocol's documented limit, docs/checker.md 'Words that carry a sequence'" in r.reason, r
+
+
+# ------------------------------------------------------------------ 4. a break nested in a case
+
+
+@pytest.mark.parametrize(("case", "pushes"), [
+    ("case 1: { { cb_push_back(0, 1); break; } }", 1),  # the break ends a block nested in the case's block
+    ("case 1: { { cb_push_back(0, 1); break; } cb_push_back(0, 4); }", 1),  # and skips the rest of the case
+    ("case 1: { if (k > 0) { cb_push_back(0, 1); break; } cb_push_back(0, 4); }", 1),  # a branch taken
+    ("case 1: { if (k > 5) { cb_push_back(0, 1); break; } cb_push_back(0, 2); }", 4),  # not taken: falls through
+    ("case 1: { if (k) { cb_push_back(0, 1); } break; }", 1),
+    ("case 1: { { cb_push_back(0, 1); } } case 2: { { cb_push_back(0, 1); break; } }", 2),  # falls into case 2
+])
+def test_a_break_nested_in_a_case_ends_the_switch_where_it_runs(tmp_path: Path, case: str, pushes: int) -> None:
+    """``switch (k)`` with ``k`` 1: C++ ends the switch at the first break that runs, however deep in plain blocks
+    or branches decided statically (the reading refused a break not directly in the case or last in its block).
+    Case 3 pushes 2 after the fall-through: 2 + 2."""
+    ep = _read(tmp_path, "    uint32_t k = 1;", f"    switch (k) {{ {case} case 3: {{ cb_push_back(0, 2); break; }} "
+                                                 "default: cb_push_back(0, 8); }")
+    assert _pushed(ep) == pushes
+
+
+def test_a_break_in_a_loop_of_a_case_ends_the_loop_not_the_switch(tmp_path: Path) -> None:
+    """A break inside a loop read iteration by iteration is that loop's: the case goes on after it."""
+    ep = _read(tmp_path, "    uint32_t k = 1;",
+               "    switch (k) { case 1: { uint32_t i = 0; while (true) { cb_push_back(0, 1); if (++i == 3) break; }",
+               "        cb_push_back(0, 4); break; } default: cb_push_back(0, 8); }")
+    assert _pushed(ep) == 7
+
+
+@pytest.mark.parametrize(("body", "construct"), [
+    ("for (uint32_t i = 0; i < n; ++i) { switch (k) { case 1: { if (i == 0) { cb_push_back(0, 1); break; } "
+     "cb_push_back(0, 2); break; } } }", "break"),  # a branch on a loop index: the break runs in some iterations
+    ("for (uint32_t i = 0; i < n; ++i) { switch (k) { case 1: { cb_push_back(0, 1); continue; } } }", "continue"),
+])
+def test_a_break_that_runs_in_some_iterations_only_stays_refused(tmp_path: Path, body: str, construct: str) -> None:
+    """In a loop over a runtime range (read once for every iteration), a break under a branch on its index ends
+    the switch in some iterations only; a continue is the loop's: both refused by name."""
+    (tmp_path / "k.cpp").write_text("\n".join([
+        '#include "api/dataflow/dataflow_api.h"', "void kernel_main() {", "    uint32_t n = get_arg_val<uint32_t>(0);",
+        "    uint32_t k = 1;", f"    {body}", "}"]))
+    host = {"format": "verispatial.ttmetal-host", "version": 1, "name": "sw", "kernel_root": str(tmp_path),
+            "buffers": [{"name": "c_0", "index": 0, "entry_size": 2048, "entries": 8, "data_format": "bf16"}],
+            "kernels": [{"name": "k", "source": "k.cpp", "processor": "reader", "runtime_args": ["n"]}],
+            "work_units": [{"cores": "0,0", "kernels": ["k"], "runtime_args": {"k": {"n": "1..8"}}}]}
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(tmp_path / "h.json")
+    assert e.value.loc.line == 5

@@ -216,6 +216,10 @@ class _Continue(Exception):
     pass
 
 
+class _SwitchBreak(Exception):
+    """A ``break`` that ends the innermost ``switch`` (``KernelReader.switch_stmt``), never a loop's ``_Break``."""
+
+
 class _Abandon(Exception):
     """A trial reading is given up (``KernelReader.without_ops``)."""
 
@@ -411,6 +415,9 @@ class KernelReader:
         #: the loops read by running their condition that are open, each as the loops + guarded branches open at
         #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
         self.unrolled: list[int] = []
+        #: for each ``switch`` being read, the length of ``unrolled`` with its own entry pushed: a ``break`` whose
+        #: innermost breakable statement is that switch ends it (``switch_stmt``)
+        self.switches: list[int] = []
         #: the structs whose constructor or method is being read, each with its fields as variables (``*this``)
         self.this_stack: list[tuple[Any, dict[str, Any]]] = []
         #: the object a method call left behind (its fields as the method set them)
@@ -1529,8 +1536,14 @@ class KernelReader:
                 self.range_for(n)
             finally:
                 self.scopes.pop()
-        elif t in ("break_statement", "continue_statement") and self.unrolled and \
+        elif t == "break_statement" and self.switches and self.switches[-1] == len(self.unrolled) and \
                 self.unrolled[-1] == len(self.loops) + self.guarded:
+            # the innermost breakable statement is a switch read from its matching case, and no symbolic loop or
+            # guarded branch was opened since: the break runs exactly when it is read, and ends the switch
+            raise _SwitchBreak()
+        elif t in ("break_statement", "continue_statement") and self.unrolled and \
+                self.unrolled[-1] == len(self.loops) + self.guarded and not (
+                    self.switches and self.switches[-1] == len(self.unrolled)):
             raise _Break() if t == "break_statement" else _Continue()
         elif t == "return_statement":
             if len(self.loops) + self.guarded > self.loop_base:
@@ -2828,9 +2841,11 @@ class KernelReader:
 
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
-        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case or last in a block
-        that is one of its statements. A switch on a value not known, a case label not known before the match, or a
-        ``break`` nested deeper is refused."""
+        ``case`` (else ``default``) on, falling through, up to the first ``break`` the reading runs: directly in a
+        case, in a block nested in one, or in a branch whose condition is decided statically (C++ [stmt.break]: the
+        innermost enclosing switch ends there). A switch on a value not known, a case label not known before the
+        match, or a ``break`` inside a loop read once or a branch on a loop index (it ends the switch in some
+        iterations only) is refused."""
         cond = n.child_by_field_name("condition")
         c = cond.named_children[-1] if cond.type == "condition_clause" else cond
         v = self.expr(c)
@@ -2869,30 +2884,22 @@ class KernelReader:
         if start is None:
             return
         self.scopes.append({})
-        self.unrolled.append(-1)  # a break nested in a case ends the switch, not an enclosing loop: refused
+        # a break read in the cases (directly, in a nested block, in a branch decided statically) ends the switch;
+        # one inside a symbolic loop or a guarded branch opened in it stays refused, and so does a continue (the
+        # enclosing loop's, which the reading does not carry out of the switch)
+        self.unrolled.append(len(self.loops) + self.guarded)
+        self.switches.append(len(self.unrolled))
         try:
             for cs in cases[start:]:
                 label = cs.child_by_field_name("value")
                 for st in cs.named_children:
                     if label is not None and st.id == label.id:
                         continue
-                    if st.type == "break_statement":
-                        return
-                    block = [x for x in st.named_children if x.type != "comment"] \
-                        if st.type == "compound_statement" else []
-                    if block and block[-1].type == "break_statement":
-                        # ``case X: { ...; break; }`` (ttnn 0.81.1 ttnn/kernel/dataflow/cb_fill_helpers.hpp:25-40):
-                        # the block's statements in its own scope, then the switch ends; a break anywhere else in
-                        # the block stays refused
-                        self.scopes.append({})
-                        try:
-                            for x in block[:-1]:
-                                self.stmt(x)
-                        finally:
-                            self.scopes.pop()
-                        return
                     self.stmt(st)
+        except _SwitchBreak:
+            pass
         finally:
+            self.switches.pop()
             self.unrolled.pop()
             self.scopes.pop()
 
