@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
-from verispatial.certify.report import Verdict  # noqa: E402
-from verispatial.driver.run import certify  # noqa: E402
-from verispatial.frontends.ttmetal import Refused, import_host  # noqa: E402
-from verispatial.ir.ops import Push, SemInc, SemSet, SemWait  # noqa: E402
-from verispatial.ir.program import walk  # noqa: E402
+from verispatial.certify.report import Verdict
+from verispatial.driver.run import certify
+from verispatial.frontends.ttmetal import Refused, import_host
+from verispatial.ir.ops import Push, SemInc, SemSet, SemWait
+from verispatial.ir.program import walk
 
 _WAITER = """#include "api/dataflow/dataflow_api.h"
 void kernel_main() {
