@@ -4398,7 +4398,8 @@ class KernelReader:
             return V.Opaque(f"{why}: not bounded (an operand below 0 or past the word, or not a constant)")
         if not -word <= lo <= hi < word:
             return V.Opaque(f"{why}: bounds [{lo}, {hi}] past the signed 32-bit word")
-        return V.Ranged(f"{why}: bounded to [{lo}, {hi}]", lo, hi)
+        step, loop = _dense(op, a, b, c)
+        return V.Ranged(f"{why}: bounded to [{lo}, {hi}]", lo, hi, step, loop)
 
     def l1_low_bits(self, ptr: V.L1Ptr, m: int) -> int | None:
         """Address ``ptr`` modulo ``m`` (``a & (m - 1)``, ``a % m``) where that is one number for every loop index and
@@ -4765,17 +4766,29 @@ class KernelReader:
             self.refuse("plain stores into more than one reserved page", n, why + " (a copy of one page per push)")
         if self.trial or self.survey:
             return
-        delta = self.model_offset(at)
-        lo, hi = self.bounds(delta) if delta is not None else (None, None)
-        if delta is None or lo is None or hi is None or delta.trip is not None:
-            self.refuse("plain stores into more than one reserved page", n, why)
+        delta = self.model_offset_bounded(at)
+        lo: int | None
+        hi: int | None
+        if isinstance(delta, V.Ranged):
+            # a bounded offset (``p[i / 2]``): its pages from its bounds, each between them holding one of its
+            # values when they leave no gap of more than a page along one loop (``V.Ranged.step``)
+            lo, hi = delta.lo, delta.hi
+            var: str | None = delta.loop if delta.step is not None else None
+            stride = delta.step if delta.step is not None else page + 1
+        else:
+            lo, hi = self.bounds(delta) if delta is not None else (None, None)
+            if delta is None or lo is None or hi is None or delta.trip is not None:
+                self.refuse("plain stores into more than one reserved page", n, why)
+            var, stride = (delta.loops[0][0], abs(delta.loops[0][1])) if len(delta.loops) == 1 else (None, page + 1)
         assert at.elem is not None
+        assert lo is not None
+        assert hi is not None
         last = (hi + at.elem - 1) // page
         if lo // page != hi // page:
             # offsets over several pages: each page between them holds one when they step by at most a page along
             # one loop of a constant count whose iterations all build this reservation (opened since its reserve)
-            loop = next((lp for lp in self.loops if len(delta.loops) == 1 and lp.var == delta.loops[0][0]), None)
-            if loop is None or not isinstance(loop.count, int) or abs(delta.loops[0][1]) > page or \
+            loop = next((lp for lp in self.loops if lp.var == var), None) if var is not None else None
+            if loop is None or not isinstance(loop.count, int) or stride > page or \
                     any(loop is x for x in self.reserve_loops.get(at.cb, ())):
                 self.refuse("plain stores into more than one reserved page", n,
                             why + " (stores over several pages along several loops, one open before the reserve, or "
@@ -4790,8 +4803,14 @@ class KernelReader:
         """The byte offset of write pointer ``ptr`` from the model's place of the page being built in its buffer's
         back (``l1_check``'s cases (1) and (2)): its offset less the tiles filled since, and less the pages pushed
         since it was taken unless they are whole rings. None where the reading does not follow it."""
+        delta = self.model_offset_bounded(ptr)
+        return delta if isinstance(delta, V.Sym) else None
+
+    def model_offset_bounded(self, ptr: V.L1Ptr) -> V.Sym | V.Ranged | None:
+        """``model_offset``, also of an offset the reading bounds (``V.Ranged``: ``p[i / 2]``), shifted likewise
+        when the place it is taken from is a constant."""
         off, origin = ptr.offset, ptr.origin
-        if ptr.front or not isinstance(off, V.Sym) or not isinstance(origin, V.Sym):
+        if ptr.front or not isinstance(off, (V.Sym, V.Ranged)) or not isinstance(origin, V.Sym):
             return None
         b = self.cb_index[ptr.cb]
         tile_bytes = b.entry_size // b.page_tiles
@@ -4803,7 +4822,7 @@ class KernelReader:
         if not all(c % b.entries == 0 for c in coefs):
             base = d.scaled(b.entry_size) + base  # type: ignore[assignment]
         delta = off + (-base)
-        return delta if isinstance(delta, V.Sym) else None
+        return delta if isinstance(delta, (V.Sym, V.Ranged)) else None
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -6421,6 +6440,27 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
             raise hints.get(e.cb, e) from None
         shared.scratch |= {(site, cb) for cb in scratch}
         return block
+
+
+def _dense(op: str, a: Any, b: Any, c: int | None) -> tuple[int | None, str | None]:
+    """``V.Ranged.step`` and ``loop`` of ``a OP b`` (``KernelReader.ranged``), where its values over one loop's
+    iterations leave no gap wider than the step: a loop index's ``x / c`` or ``x >> s`` (its values at most the
+    divisor apart, each quotient from the least to the greatest is taken: step 1), such a number plus a constant
+    or times one. (None, None) otherwise: only the bounds are known."""
+    if op in ("/", ">>") and isinstance(a, V.Sym) and c is not None and len(a.loops) == 1 and a.trip is None:
+        div = c if op == "/" else 1 << c if 0 <= c < 32 else 0
+        if div > 0 and abs(a.loops[0][1]) <= div:
+            return 1, a.loops[0][0]
+    if op in ("+", "-") and isinstance(a, V.Ranged) and isinstance(b, V.Sym) and b.is_const:
+        return a.step, a.loop
+    if op == "+" and isinstance(b, V.Ranged) and isinstance(a, V.Sym) and a.is_const:
+        return b.step, b.loop
+    if op == "*" and isinstance(a, V.Ranged) and c is not None and a.step is not None and c:
+        return a.step * abs(c), a.loop
+    if op == "*" and isinstance(b, V.Ranged) and isinstance(a, V.Sym) and a.is_const and b.step is not None and \
+            a.const:
+        return b.step * abs(a.const), b.loop
+    return None, None
 
 
 def _plain_arithmetic(n: Any) -> bool:
