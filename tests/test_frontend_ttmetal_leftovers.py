@@ -271,3 +271,10 @@ def test_a_break_that_runs_in_some_iterations_only_stays_refused(tmp_path: Path,
     with pytest.raises(Refused, match=construct) as e:
         import_host(tmp_path / "h.json")
     assert e.value.loc.line == 5
+
+
+def test_a_sum_with_int_min_from_a_shift_is_no_overflow(tmp_path: Path) -> None:
+    """``(1 << 31) + 5`` is INT_MIN + 5 in C++ (no overflow); the reading holds ``1 << 31`` as 2**31, so it must not
+    call the sum an overflow: the increment is the word 0x80000005."""
+    p = import_host(_inc_host(tmp_path, INCREMENTS[0] % "(1 << 31) + 5"))
+    assert _increments(p) == [0x80000005]

@@ -3153,11 +3153,14 @@ class KernelReader:
             return "u32" if "u32" in (a, b) else "s32"
         return None
 
-    def signed_overflow(self, v: V.Value, n: Any) -> V.Value:
-        """``v``, the value of ``+ - *`` (or a unary minus) expression ``n``, or, when ``n`` is a signed 32-bit
-        operation (``int_kind``) whose constant result leaves ``[-2**31, 2**31)``, a value not followed that names the
-        overflow: undefined behaviour in C++ ([expr]/4), never the word it would wrap to on the RISC."""
-        if isinstance(v, V.Sym) and v.is_const and not -(1 << 31) <= v.const < 1 << 31 and \
+    def signed_overflow(self, v: V.Value, n: Any, *operands: V.Value) -> V.Value:
+        """``v``, the value of ``+ - *`` (or a unary minus) expression ``n`` of ``operands``, or, when ``n`` is a
+        signed 32-bit operation (``int_kind``) of operands the reading holds as the ints they are (constants in
+        ``[-2**31, 2**31)``: ``1 << 31`` is held as 2**31, not the INT_MIN C++ makes of it, and is left alone) whose
+        constant result leaves that range, a value not followed that names the overflow: undefined behaviour in C++
+        ([expr]/4), never the word it would wrap to on the RISC."""
+        exact = all(isinstance(x, V.Sym) and x.is_const and -(1 << 31) <= x.const < 1 << 31 for x in operands)
+        if exact and isinstance(v, V.Sym) and v.is_const and not -(1 << 31) <= v.const < 1 << 31 and \
                 self.int_kind(n) == "s32" and not self.wide(n):
             return V.Opaque(f"{self.text(n)} is {v.const}: a signed 32-bit overflow (undefined behaviour)")
         return v
@@ -3341,7 +3344,7 @@ class KernelReader:
             a = self.expr(n.child_by_field_name("argument"))
             if isinstance(a, V.Sym):
                 if op == "-":
-                    return self.signed_overflow(-a, n)
+                    return self.signed_overflow(-a, n, a)
                 if op == "+":
                     return a
                 if a.is_const and op in ("!", "not"):
@@ -4323,14 +4326,14 @@ class KernelReader:
                 return V.Loaded(why, src)
             return V.Opaque(why)
         if op == "+":
-            return self.signed_overflow(a + b, n)
+            return self.signed_overflow(a + b, n, a, b)
         if op == "-":
-            return self.signed_overflow(a + (-b), n)
+            return self.signed_overflow(a + (-b), n, a, b)
         if op == "*":
             if b.is_const:
-                return self.signed_overflow(a.scaled(b.const), n)
+                return self.signed_overflow(a.scaled(b.const), n, a, b)
             if a.is_const:
-                return self.signed_overflow(b.scaled(a.const), n)
+                return self.signed_overflow(b.scaled(a.const), n, a, b)
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
@@ -4444,6 +4447,7 @@ class KernelReader:
                     rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on a NoC address")
             elif isinstance(cur, V.Sym) and isinstance(rhs, V.Sym):
                 base = op[:-1]
+                rv = rhs
                 if base == "+":
                     rhs = cur + rhs
                 elif base == "-":
@@ -4456,7 +4460,7 @@ class KernelReader:
                     rhs = V.Opaque(self.text(n))
                 if base in ("+", "-", "*") and self.int_kind(lhs) == "s32" and \
                         self.int_kind(n.child_by_field_name("right")) == "s32":
-                    rhs = self.signed_overflow(rhs, n)  # ``k += 2`` of two ints: int arithmetic
+                    rhs = self.signed_overflow(rhs, n, cur, rv)  # ``k += 2`` of two ints: int arithmetic
             else:
                 rhs = V.Opaque(self.text(n))
         return self.store(lhs, rhs, n)
