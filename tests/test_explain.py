@@ -599,15 +599,25 @@ def test_reproduce_tries_the_checkers_runs_from_launch(monkeypatch: pytest.Monke
     program = load_program(ROOT / "examples/broken/e_read_no_barrier.json")
     (v, *_) = simulate(program).violations
     schedules = [replay.Launch("random schedule seed 7", 7), replay.Launch("departures last", None, hold=True)]
-    monkeypatch.setattr(replay, "launch_schedules", lambda _program: schedules)
-    tried: list[tuple[int | None, bool]] = []
+
+    def launches(_program: Program, land_last: Any = None) -> list[Any]:
+        return [*schedules, *([replay.Launch("landings last", None, land_last=tuple(land_last))]
+                              if land_last is not None else [])]
+
+    monkeypatch.setattr(replay, "launch_schedules", launches)
+    tried: list[tuple[int | None, bool] | tuple[str, ...]] = []
 
     def record(_program: Program, _trips: Any, seed: int | None = None, hold: bool = False, **_kw: Any) -> Any:
         tried.append((seed, hold))
         return attrs.evolve(simulate(program), violations=[])
 
-    monkeypatch.setattr(explain, "simulate", record)
-    # the run with landings last that a rule about an op in flight tries first shows nothing here either
-    monkeypatch.setattr(explain, "drive", lambda *_a, **_kw: attrs.evolve(simulate(program), violations=[]))
+    def late(*_a: Any, land_last: Any = (), **_kw: Any) -> Any:
+        tried.append(tuple(land_last))
+        return attrs.evolve(simulate(program), violations=[])
+
+    monkeypatch.setattr(replay, "simulate", record)
+    # the run with landings last, the flagged engine's last of all, is the one list's too: a rule about an op in
+    # flight tries it first, and it shows nothing here either
+    monkeypatch.setattr(replay, "drive", late)
     assert explain.reproduce(program, {}, v) is None
-    assert tried == [(7, False), (None, True)]
+    assert tried == [(v.position.engine,), (7, False), (None, True)]

@@ -14,7 +14,7 @@ so only a deadlock the interpreter reaches in its own run refutes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -210,7 +210,8 @@ class Lead:
     data only, never a verdict. ``confirm_lead`` runs it again in the interpreter and builds the counterexample from
     that run alone. Exactly one way to run it applies, first that is given: ``schedule`` (fire exactly these
     transitions from the initial state, ``replay``), ``targets`` (``drive`` toward them with ``release`` and the
-    keyword ``options`` of one ``directed_plans`` entry), else ``simulate`` with ``seed`` (None: round robin).
+    keyword ``options`` of one ``directed_plans`` entry), else ``simulate`` with ``seed`` (None: round robin) and
+    ``hold`` (departures last), as a run from launch (``launch_schedules``) names them.
     ``trips``: the trip values (None: each trip's default). ``trace``: the search's text of the schedule's
     transitions, shown with the counterexample (not read by the confirmation)."""
 
@@ -221,6 +222,7 @@ class Lead:
     options: dict[str, Any] = attrs.Factory(dict)
     schedule: tuple[Transition, ...] | None = None
     trace: tuple[str, ...] = ()
+    hold: bool = False
 
 
 #: An untrusted deadlock search the kernel is handed (``driver.search.propose_deadlock``): given the program, the
@@ -241,7 +243,7 @@ def confirm_lead(program: Program, lead: Lead | None, comp: frozenset[str] | Non
         elif lead.targets is not None:
             r = drive(program, lead.trips, lead.targets, release=True, **lead.options)
         else:
-            r = simulate(program, lead.trips, seed=lead.seed)
+            r = simulate(program, lead.trips, seed=lead.seed, hold=lead.hold)
     except (ValueError, KeyError, TypeError, IndexError):
         return None
     if r.status != R.DEADLOCK or not in_component(comp, r.stuck):
@@ -267,36 +269,63 @@ Hang = Callable[[SimResult], bool]
 
 
 class Launch(NamedTuple):
-    """One schedule of a run from launch: ``how`` the counterexample names it by, ``seed`` (None: round robin) and
-    ``hold`` (departures last: ``simulate``'s ``hold``)."""
+    """One schedule of a run from launch: ``how`` the counterexample names it by, ``seed`` (None: round robin),
+    ``hold`` (departures last: ``simulate``'s ``hold``) and ``land_last`` (None: landings as ``simulate`` fires
+    them; else round robin with landings only when no engine may step, those of these engines after every
+    other's: ``drive``'s ``lazy`` and ``land_last``)."""
 
     how: str
     seed: int | None
     hold: bool = False
+    land_last: tuple[str, ...] | None = None
 
 
-def launch_schedules(program: Program) -> list[Launch]:
+#: how the run with landings last is named (``Launch.land_last``)
+LANDINGS_LAST = "round-robin run, landings last"
+
+
+def launch_schedules(program: Program, land_last: Sequence[str] | None = None) -> list[Launch]:
     """The schedules of the runs from launch: round robin, ``SEEDS`` random orders (only 2 for a program of more
     than 12 engines: each run costs as much as the whole program), then round robin with departures last. The last
     is the adversary of a source reused before its flush: a random order lets a multicast leave at any of its turns,
     so a run that keeps one unleft across a block of the sender's loop is rare among them (the tt-metal mcast host
     with four blocks reuses the source of block 0 at block 2 only in such a run, 59 transitions deep, past 60,000
-    states of a breadth-first search)."""
+    states of a breadth-first search).
+
+    With ``land_last`` (the engines whose landings come last, possibly none), one more: landings last, those
+    engines' after every other's. It is the adversary of an op left in flight across the op that needs it landed (a
+    page freed before its write left, a push before its read landed): the runs above land eagerly or at random, and
+    the explorer walked 200,000 states for it (a TT-Lang writer's ``tx.wait()`` after its wait block). The checker's
+    replay of a violation (``confirm_rule``) and explain's (``report.explain.reproduce``) name the flagged engine."""
     seeds = SEEDS if len(program.programs) <= 12 else 2
-    return [Launch("round-robin run", None), *(Launch(f"random schedule seed {s}", s) for s in range(seeds)),
-            Launch("round-robin run, departures last", None, hold=True)]
+    out = [Launch("round-robin run", None), *(Launch(f"random schedule seed {s}", s) for s in range(seeds)),
+           Launch("round-robin run, departures last", None, hold=True)]
+    if land_last is not None:
+        out.append(Launch(LANDINGS_LAST, None, land_last=tuple(land_last)))
+    return out
+
+
+def run_launch(program: Program, launch: Launch, trips: dict[str, int] | None,
+               stop_on: Callable[[Violation], bool] | None = None, *, record: bool = False) -> SimResult:
+    """The run of ``launch`` (with ``trips``, None: each trip's default), stopped at the first violation ``stop_on``
+    accepts; ``record`` keeps its schedule (explain). Raises ``ValueError`` for bad trip values."""
+    if launch.land_last is not None:
+        return drive(program, trips, {}, stop_on=stop_on, lazy=True, land_last=list(launch.land_last), record=record)
+    if record:
+        return simulate(program, trips, seed=launch.seed, stop_on=stop_on, record=True, hold=launch.hold)
+    return _simulate(program, trips, launch.seed, stop_on, hold=launch.hold)
 
 
 def launch_runs(program: Program) -> Iterator[tuple[str, SimResult]]:
     """The whole runs from launch with each trip at its default (``launch_schedules``), each made when first asked
     for and once per program (``_simulate``'s cache: the runs ``confirm_rule`` and the deadlock family already made
     are not made again); a schedule whose run raises ``ValueError`` (bad trip values) is left out."""
-    for how, seed, hold in launch_schedules(program):
+    for launch in launch_schedules(program):
         try:
-            run = _simulate(program, None, seed, hold=hold)
+            run = run_launch(program, launch, None)
         except ValueError:
             continue
-        yield how, run
+        yield launch.how, run
 
 
 def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None,
@@ -354,23 +383,17 @@ def confirm_rule(program: Program, rules: set[str], trips: dict[str, int] | None
         got = found(seen(r), how)
         if got is not None:
             return got
-    attempts: list[tuple[str, Any]] = []
     trip_sets: list[dict[str, int] | None] = [trips] if trips else []
     trip_sets.append(None)
-    for ts in trip_sets:
-        for how, seed, hold in launch_schedules(program):
-            attempts.append((how, lambda ts=ts, seed=seed, hold=hold: _simulate(program, ts, seed, matches, hold=hold)))
-    # landings last, the flagged engine's after every other's: an op left in flight across the op that needs it
-    # landed (a page freed before its write left, a push before its read landed) shows in one run, where the runs
-    # above land eagerly or at random and the explorer walked 200,000 states for it (a TT-Lang writer's tx.wait()
-    # after its wait block)
+    # the runs from launch, the flagged engine's landings last of all (``launch_schedules``); the run with landings
+    # last is tried after every other run of every trip set, as the rarer adversary
     late = [engine] if engine is not None else sorted({x["engine"] for x in at or () if x.get("engine")})
-    for ts in trip_sets:
-        attempts.append(("round-robin run, landings last",
-                         lambda ts=ts: drive(program, ts, {}, stop_on=matches, lazy=True, land_last=late)))
-    for how, run in attempts:
+    launches = launch_schedules(program, land_last=late)
+    ordered = [(ts, la) for lazy in (False, True) for ts in trip_sets for la in launches
+               if (la.land_last is not None) == lazy]
+    for ts, launch in ordered:
         try:
-            got = found(seen(run()), how)
+            got = found(seen(run_launch(program, launch, ts, matches)), launch.how)
         except ValueError:
             continue
         if got is not None:

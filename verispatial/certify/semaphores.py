@@ -901,13 +901,20 @@ def _value_at_sends(sender: EngineView, sem: int, init: int, index: _Index, grou
     return seen.pop()
 
 
+#: what a sequence destination outside the protocol is: the documented limit, named as such in the reason
+SEQUENCE_DESTINATION_LIMIT = ("the sequence protocol's documented limit, docs/checker.md 'Words that carry a "
+                              "sequence': only its flags' copies may write a destination")
+
+
 def _destination(p: Program, sem: int, site: Site, init: int, copied: tuple[Sequence, ...],
                  sources: dict[tuple[int, Site], int | str], base: dict[str, object]) -> Word:
     """A word flag multicasts of a sequence land on: a ``sequence`` word when they are the only writes of it (no
     increment, no set, no flag copying another word), it is no flag's source and it starts where the sequence
     does."""
     def unsupported(why: str) -> Word:
-        return Word(kind="unsupported", why=f"a destination of the sequence of {copied[0].name}: {why}",
+        # a known limit, not a suspected fault: the reason says so, so that a user of a correct handshake (a
+        # loopback flag whose receivers reset their copies) is not left to guess
+        return Word(kind="unsupported", why=f"a destination of the sequence of {copied[0].name}: {why} ({SEQUENCE_DESTINATION_LIMIT})",
                     **base)  # type: ignore[arg-type]
 
     seq = copied[0]

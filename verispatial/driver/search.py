@@ -1,6 +1,7 @@
 """The interpreter's deadlock search (untrusted): runs of the reference interpreter that may end in a deadlock of
 one component, used where the solver's counter model cannot be trusted — the directed search toward each solver
-candidate (``certify.replay.directed_plans``), round robin, seeded random schedules, and the explicit-state
+candidate (``certify.replay.directed_plans``), the checker's runs from launch (``certify.replay.launch_schedules``:
+round robin, seeded random schedules, departures last), and the explicit-state
 explorer for programs of at most ``replay.EXPLORE_ENGINES`` engines.
 
 It only proposes: ``propose_deadlock`` returns a ``Lead`` (how to run the interpreter again), and the kernel refutes
@@ -17,25 +18,26 @@ from verispatial.certify.reach import Decoded
 from verispatial.certify.replay import (
     EXPLORE_ENGINES,
     EXPLORE_STATES,
-    SEEDS,
     Lead,
     candidate_targets,
     confirm_lead,
     directed_plans,
     explored,
     in_component,
+    launch_schedules,
+    run_launch,
 )
 from verispatial.ir import rules as R
 from verispatial.ir.program import Program
 from verispatial.petri.explore import DeadlockFound, ViolationFound
-from verispatial.petri.interp import drive, simulate
+from verispatial.petri.interp import drive
 
 
 def propose_deadlock(program: Program, comp: frozenset[str] | None = None,
                      candidates: Iterable[Decoded] = ()) -> Lead | None:
     """A run that ends in a deadlock of ``comp`` (any deadlock when None), or None when no attempt found one:
     the directed search toward each of ``candidates`` (positions the solver proposed from a counter model that may
-    not be faithful), round robin, ``SEEDS`` seeded random schedules, then the explorer for small programs."""
+    not be faithful), the runs from launch (``launch_schedules``), then the explorer for small programs."""
     for d in candidates:
         targets = candidate_targets(d)
         for how, kw in directed_plans(targets) if targets else []:
@@ -45,12 +47,13 @@ def propose_deadlock(program: Program, comp: frozenset[str] | None = None,
                 break
             if r.status == R.DEADLOCK and in_component(comp, r.stuck):
                 return Lead(how, d.trips, targets=targets, options=kw)
-    runs: list[tuple[str, int | None]] = [("round-robin run", None)]
-    runs += [(f"random schedule seed {s}", s) for s in range(SEEDS)]
-    for how, seed in runs:
-        r = simulate(program, seed=seed)
+    # the checker's runs from launch (one list, ``launch_schedules``; made once per program and shared with the
+    # deadlock family's, ``run_launch``); the run with landings last is not among them: it names a flagged engine,
+    # which a deadlock has not
+    for launch in launch_schedules(program):
+        r = run_launch(program, launch, None)
         if r.status == R.DEADLOCK and in_component(comp, r.stuck):
-            return Lead(how, seed=seed)
+            return Lead(launch.how, seed=launch.seed, hold=launch.hold)
     if len(program.programs) <= EXPLORE_ENGINES:
         def wanted(f: DeadlockFound | ViolationFound) -> bool:
             return isinstance(f, DeadlockFound) and in_component(comp, f.stuck)

@@ -60,7 +60,7 @@ from verispatial.ir.ops import (
     op_text,
 )
 from verispatial.ir.program import Program
-from verispatial.petri.interp import SimResult, TraceStep, drive, simulate
+from verispatial.petri.interp import SimResult, TraceStep, drive
 from verispatial.petri.position import Position, Violation, iteration_text, op_at, path_text
 from verispatial.report.dot import ALERT, PALETTE, attrs_text, digraph, html, quote
 from verispatial.report.names import buffer_name, named, word_name
@@ -275,7 +275,7 @@ def reach_deadlock(program: Program, cex: dict[str, Any]) -> SimResult | None:
             if same(r):
                 return r
         for launch in replay.launch_schedules(program):
-            r = simulate(program, trips, seed=launch.seed, hold=launch.hold)
+            r = replay.run_launch(program, launch, trips)
             if same(r):
                 return r
     except (ValueError, KeyError):
@@ -831,7 +831,7 @@ def _targets(cex: dict[str, Any]) -> dict[str, Position]:
 
 
 #: Rules whose hazard is an asynchronous op not yet landed when the flagged op runs (the interpreter flags the op
-#: because no barrier since orders it): their schedule is sought with landings as late as the run allows.
+#: because no barrier since orders it): their schedule is sought with landings as late as the run allows first.
 IN_FLIGHT_RULES = frozenset({R.ASYNC_READ_PUBLISH, R.ASYNC_SOURCE_REUSE, R.ASYNC_PENDING_AT_END,
                              R.ASYNC_FLAG_OVERTAKE, R.ASYNC_INC_OVERTAKE, R.SCRATCH_UNLANDED})
 
@@ -839,7 +839,8 @@ IN_FLIGHT_RULES = frozenset({R.ASYNC_READ_PUBLISH, R.ASYNC_SOURCE_REUSE, R.ASYNC
 def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult | None:
     """A run, with its schedule recorded, in which the interpreter reports ``v``'s rule at ``v``'s engine and op:
     toward the counterexample's positions first (as its replay did), then the checker's runs from launch
-    (``certify.replay.launch_schedules``). None when no schedule tried shows it."""
+    (``certify.replay.launch_schedules``, the flagged engine's landings last in one of them, as ``confirm_rule``
+    tries them). None when no schedule tried shows it."""
     trips = cex.get("trips") if isinstance(cex.get("trips"), dict) else None
     replayed: dict[str, Any] = cex["replay"] if isinstance(cex.get("replay"), dict) else {}
     trips = trips or (replayed["trips"] if isinstance(replayed.get("trips"), dict) else None)
@@ -854,8 +855,11 @@ def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult 
     # a rule about an op still in flight (no barrier since it) is shown by a run that lands it late: with landings
     # first, the run shows the read landed before the push it flags, an order in which nothing goes wrong
     late = v.rule in IN_FLIGHT_RULES
-    # ... the flagged engine's own ops last of all (the other engines' landings fire first when the run is stuck)
-    slow: dict[str, Any] = {"lazy": True, "land_last": [v.position.engine]}
+    launches = replay.launch_schedules(program, land_last=[v.position.engine])
+    # ... the flagged engine's own ops last of all (the other engines' landings fire first when the run is stuck):
+    # the checker's run with landings last, its options the directed plans take too
+    slow_run = next(la for la in launches if la.land_last is not None)
+    slow: dict[str, Any] = {"lazy": True, "land_last": list(slow_run.land_last or ())}
     plans: list[dict[str, Any]] = [slow, {}] if late else [{}, {"lazy": True}]
     for e in sorted(targets)[:6]:
         plans += [{"priority": [e], **slow}, {"priority": [e]}] if late else [
@@ -864,19 +868,18 @@ def reproduce(program: Program, cex: dict[str, Any], v: Violation) -> SimResult 
     # departures last (a multicast leaves its source only when nothing else may move), as the checker's last run
     # from launch and its last directed plan do (``replay.launch_schedules``, ``replay._plans``)
     plans.append({"hold": True})
+    # from launch, in the checker's order (landings last at the end); an in-flight rule's run with landings last
+    # first (the others land eagerly or at random), unless the directed plans, which began with it, were tried
+    if late:
+        launches = [slow_run] * (not targets) + [la for la in launches if la is not slow_run]
     try:
-        if late and not targets:
-            # a run from launch with landings last, before the checker's runs (which land eagerly or at random)
-            r = drive(program, trips, {}, stop_on=match, record=True, **slow)
-            if shows(r):
-                return r
         if targets:
             for kw in plans:
                 r = drive(program, trips, targets, stop_on=match, release=True, record=True, **kw)
                 if shows(r):
                     return r
-        for launch in replay.launch_schedules(program):
-            r = simulate(program, trips, seed=launch.seed, stop_on=match, record=True, hold=launch.hold)
+        for launch in launches:
+            r = replay.run_launch(program, launch, trips, match, record=True)
             if shows(r):
                 return r
     except (ValueError, KeyError):

@@ -1040,12 +1040,16 @@ def sem_set(r: KernelReader, sem: int, v: Any, node: Any, n: Any) -> None:
     1)``, ttnn ``reader_argmax_interleaved_multicore.cpp:394``) as a wait's threshold may be."""
     if not isinstance(v, V.Sym) or v.trip is not None:
         r.int_of(v, node, "semaphore value")  # refuses, naming why
+    if v.is_const:  # ``uint32_t val``: the argument modulo 2**32
+        v = V.const(r.word_field(v, node, "semaphore value"))
     r.emit(SemSet(sem, v.const, tuple(Term(x, c) for x, c in v.loops)), n)  # as KernelReader.sem_set
 
 
 def sem_wait(r: KernelReader, sem: int, cond: WaitCond, v: Any, node: Any, n: Any) -> None:
     if not isinstance(v, V.Sym) or v.trip is not None:
         r.int_of(v, node, "semaphore threshold")  # refuses, naming why
+    if v.is_const:  # ``uint32_t val``: the argument modulo 2**32
+        v = V.const(r.word_field(v, node, "semaphore threshold"))
     r.emit(SemWait(sem, cond, v.const, tuple(Term(x, c) for x, c in v.loops)), n)
 
 
@@ -1061,7 +1065,7 @@ def _increment(r: KernelReader, val: Any, node: Any, n: Any) -> int:
     """The increment of a unicast ``noc_semaphore_inc`` or a ``Semaphore.up``: any word on the device
     (``dataflow_api.h:2390``), but an increment of 0 leaves the word as it was, which ``SemInc`` / ``SemRmw`` cannot
     say (they add at least 1, docs/semantics.md): refused by name rather than read as another op."""
-    by = r.int_of(val, node, "increment")
+    by = r.word_field(val, node, "increment")  # ``uint32_t incr``: the argument modulo 2**32
     if by == 0:
         r.refuse("semaphore increment of 0", n, "it leaves the word as it was; the model's increments add at least 1")
     return by
@@ -1218,7 +1222,7 @@ def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
         r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[0]))
     g = r.shared.group(r.site, mcast_rect(r, dst.rect, False, _noc_arg(r, vals, nodes, 3), n), False)
     r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], n),
-                       r.int_of(vals[1], nodes[1], "increment")), n)
+                       _increment(r, vals[1], nodes[1], n)), n)
 
 
 # ------------------------------------------------------------------ barriers and DST

@@ -217,6 +217,10 @@ class _Continue(Exception):
     pass
 
 
+class _SwitchBreak(Exception):
+    """A ``break`` that ends the innermost ``switch`` (``KernelReader.switch_stmt``), never a loop's ``_Break``."""
+
+
 class _Abandon(Exception):
     """A trial reading is given up (``KernelReader.without_ops``)."""
 
@@ -310,6 +314,9 @@ class _Fill:
     reach: int = 1
     #: where the store that reaches page ``reach - 1`` is
     reach_loc: SourceLoc | None = None
+    #: the stores of pages a push of part of the reservation left (``filled_by_stores``): each page the next push
+    #: publishes must be one a store on every path touched, even a push of one page
+    split: bool = False
 
 
 @attrs.define
@@ -381,6 +388,8 @@ class KernelReader:
         #: per buffer, the pages of this engine's last ``cb_reserve_back`` of it read: which rule a store past the page
         #: being built breaks (``store_extent_check``)
         self.reserved: dict[int, int] = {}
+        #: the fill of the reserved pages a push leaves unpublished (``filled_by_stores``), until the push is counted
+        self.split_fill: tuple[int, _Fill] | None = None
         #: per buffer, the loops open at that reserve: the iterations of a loop opened since all build one reservation
         self.reserve_loops: dict[int, tuple[_Loop, ...]] = {}
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
@@ -412,6 +421,9 @@ class KernelReader:
         #: the loops read by running their condition that are open, each as the loops + guarded branches open at
         #: its entry (a break or continue directly in it, not inside a symbolic loop or guarded branch, is read)
         self.unrolled: list[int] = []
+        #: for each ``switch`` being read, the length of ``unrolled`` with its own entry pushed: a ``break`` whose
+        #: innermost breakable statement is that switch ends it (``switch_stmt``)
+        self.switches: list[int] = []
         #: the structs whose constructor or method is being read, each with its fields as variables (``*this``)
         self.this_stack: list[tuple[Any, dict[str, Any]]] = []
         #: the object a method call left behind (its fields as the method set them)
@@ -779,6 +791,16 @@ class KernelReader:
                     self.filled_by_stores(Push(into, 1), node, publish=False)
         self.blocks[-1].add(op, self.loc(node))
         self.count(op)
+        if isinstance(op, Push) and op.buf in self.reserved:
+            # the pages still reserved: a store past them lands in a page this engine has not reserved (at least
+            # the page being built, as before any reserve)
+            self.reserved[op.buf] = max(1, self.reserved[op.buf] - op.pages)
+        if self.split_fill is not None:
+            # the stores of the reservation's pages not pushed yet: their fill goes on from this push's position
+            cb, rest = self.split_fill
+            self.split_fill = None
+            rest.at = (self.ctr("pushed", cb), self.ctr("fill", cb))
+            self.fills[cb] = rest
 
     # ------------------------------------------------------------------ where the buffer pointers point
 
@@ -1303,12 +1325,27 @@ class KernelReader:
             # before it lands, and the push is a store to another region: async-read-publish without the drain)
             self.blocks[-1].add(self.patch_op(push.buf, f), f.loc)
             return
-        if f.reach > push.pages:
-            raise Refused("plain store not into the pages pushed", f.reach_loc or f.loc,
-                          f"c_{push.buf}: a store reaches page {f.reach - 1} of the reservation, but the push at "
-                          f"{self.loc(node).file}:{self.loc(node).line} publishes {push.pages}")
         here = self.blocks
-        if push.pages != 1:
+        rest: _Fill | None = None
+        if f.reach > push.pages:
+            # stores into pages of the reservation past those this push publishes (``cb_reserve_back(cb, 2)``, both
+            # built, ``cb_push_back(cb, 1)`` twice): read when each page pushed is built by a store on every path to
+            # here and no store runs over pages along a loop the push is in; the stores of the later pages stay a
+            # fill of the buffer's next pages, published by the pushes that follow (``split_fill``)
+            unbuilt = [k for k in range(push.pages) if not any(
+                page == k and _certain_to(lineage, here) for page, lineage in f.touched)]
+            along = any(lp is open_ for lp in f.spans for open_ in self.loops)
+            if f.copy is not None or self.trial or self.survey or unbuilt or along:
+                why = f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
+                    if unbuilt and f.copy is None and not (self.trial or self.survey) else \
+                    "stores over several pages along a loop the push is in" if along and f.copy is None else \
+                    f"it publishes {push.pages}"
+                raise Refused("plain store not into the pages pushed", f.reach_loc or f.loc,
+                              f"c_{push.buf}: a store reaches page {f.reach - 1} of the reservation, but the push at "
+                              f"{self.loc(node).file}:{self.loc(node).line} publishes {push.pages}: {why}")
+            rest = attrs.evolve(f, touched=tuple((k - push.pages, b) for k, b in f.touched if k >= push.pages),
+                                reach=f.reach - push.pages, split=True)
+        if push.pages != 1 or f.split:
             # each page the push publishes built by a store on every path to it (``store_extent_check``)
             # (a trial or survey reading follows no page: l1_check checks nothing there)
             unbuilt = [] if self.trial or self.survey else [k for k in range(push.pages) if not any(
@@ -1319,6 +1356,11 @@ class KernelReader:
                 self.refuse("plain stores into a push of more than one page", node,
                             f"{push.pages} pages of c_{push.buf}: stores over several of them along a loop the push is "
                             "in, each iteration building part of them")
+            if f.split and unbuilt:
+                # a later push of a reservation built at once: the page it publishes is the stores' next one
+                self.refuse("plain stores into a push of part of the reservation", node,
+                            f"c_{push.buf}: the push publishes the next {push.pages} of the reserved pages the stores "
+                            f"build, and its page {unbuilt[0]} is not built by a store on every path to it")
             if f.copy is not None or unbuilt:
                 self.refuse("plain stores into a push of more than one page", node,
                             f"{push.pages} pages of c_{push.buf}: "
@@ -1346,6 +1388,8 @@ class KernelReader:
             raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
+        if rest is not None:
+            self.split_fill = (push.buf, rest)  # back in ``fills`` once the push is counted (``emit``)
 
     def patch_op(self, cb: int, f: _Fill) -> FillTiles:
         """The ``FillTiles`` of no tile that patch ``f`` of buffer ``cb`` (``patch_store``) becomes where the tiles are
@@ -1441,6 +1485,9 @@ class KernelReader:
         if not isinstance(v, V.Sym) or v.trip is not None:
             self.int_of(v, node, "semaphore value")  # refuses, naming why
         assert isinstance(v, V.Sym)
+        if v.is_const:  # a ``uint32_t`` word: the value modulo 2**32 (``word_field``), of the stored expression
+            plain = node.type == "assignment_expression" and node.child_by_field_name("operator").type == "="
+            v = V.const(self.word_field(v, node.child_by_field_name("right") if plain else node, "semaphore value"))
         self.emit(SemSet(sem, v.const, tuple(Term(x, c) for x, c in v.loops)), node)
 
     def int_of(self, v: V.Value, node: Any, what: str) -> int:
@@ -1543,8 +1590,14 @@ class KernelReader:
                 self.range_for(n)
             finally:
                 self.scopes.pop()
-        elif t in ("break_statement", "continue_statement") and self.unrolled and \
+        elif t == "break_statement" and self.switches and self.switches[-1] == len(self.unrolled) and \
                 self.unrolled[-1] == len(self.loops) + self.guarded:
+            # the innermost breakable statement is a switch read from its matching case, and no symbolic loop or
+            # guarded branch was opened since: the break runs exactly when it is read, and ends the switch
+            raise _SwitchBreak()
+        elif t in ("break_statement", "continue_statement") and self.unrolled and \
+                self.unrolled[-1] == len(self.loops) + self.guarded and not (
+                    self.switches and self.switches[-1] == len(self.unrolled)):
             raise _Break() if t == "break_statement" else _Continue()
         elif t == "return_statement":
             if len(self.loops) + self.guarded > self.loop_base:
@@ -2844,9 +2897,11 @@ class KernelReader:
 
     def switch_stmt(self, n: Any) -> None:
         """``switch`` on a value known statically (a folded arg, an enumerator): the statements from the matching
-        ``case`` (else ``default``) on, falling through, up to a ``break`` directly in a case or last in a block
-        that is one of its statements. A switch on a value not known, a case label not known before the match, or a
-        ``break`` nested deeper is refused."""
+        ``case`` (else ``default``) on, falling through, up to the first ``break`` the reading runs: directly in a
+        case, in a block nested in one, or in a branch whose condition is decided statically (C++ [stmt.break]: the
+        innermost enclosing switch ends there). A switch on a value not known, a case label not known before the
+        match, or a ``break`` inside a loop read once or a branch on a loop index (it ends the switch in some
+        iterations only) is refused."""
         cond = n.child_by_field_name("condition")
         c = cond.named_children[-1] if cond.type == "condition_clause" else cond
         v = self.expr(c)
@@ -2886,30 +2941,22 @@ class KernelReader:
         if start is None:
             return
         self.scopes.append({})
-        self.unrolled.append(-1)  # a break nested in a case ends the switch, not an enclosing loop: refused
+        # a break read in the cases (directly, in a nested block, in a branch decided statically) ends the switch;
+        # one inside a symbolic loop or a guarded branch opened in it stays refused, and so does a continue (the
+        # enclosing loop's, which the reading does not carry out of the switch)
+        self.unrolled.append(len(self.loops) + self.guarded)
+        self.switches.append(len(self.unrolled))
         try:
             for cs in cases[start:]:
                 label = cs.child_by_field_name("value")
                 for st in cs.named_children:
                     if label is not None and st.id == label.id:
                         continue
-                    if st.type == "break_statement":
-                        return
-                    block = [x for x in st.named_children if x.type != "comment"] \
-                        if st.type == "compound_statement" else []
-                    if block and block[-1].type == "break_statement":
-                        # ``case X: { ...; break; }`` (ttnn 0.81.1 ttnn/kernel/dataflow/cb_fill_helpers.hpp:25-40):
-                        # the block's statements in its own scope, then the switch ends; a break anywhere else in
-                        # the block stays refused
-                        self.scopes.append({})
-                        try:
-                            for x in block[:-1]:
-                                self.stmt(x)
-                        finally:
-                            self.scopes.pop()
-                        return
                     self.stmt(st)
+        except _SwitchBreak:
+            pass
         finally:
+            self.switches.pop()
             self.unrolled.pop()
             self.scopes.pop()
 
@@ -3094,6 +3141,79 @@ class KernelReader:
         words = self.declared_type(n).split()
         return bool(words) and words[-1] in types
 
+    def int_kind(self, n: Any) -> str | None:
+        """The C++ type of integer expression ``n`` as far as its text says, after promotion: ``"s32"`` (``int``:
+        a signed literal that fits, a variable declared ``int32_t``, ``uint8_t`` or ``bool``, which promote to int),
+        ``"u32"`` (``3u``, ``0xFFFFFFFF``, a ``uint32_t`` variable or cast, ``get_arg_val<uint32_t>``,
+        ``get_compile_time_arg_val``) or None where the text does not say (``auto``, a call, a 64-bit type). An
+        arithmetic operator's is the usual arithmetic conversions' (unsigned when either side is), a shift's its left
+        operand's. What decides where C++ wraps a word (unsigned) and where an overflow is undefined (signed)."""
+        t = n.type
+        if t == "parenthesized_expression" and n.named_child_count == 1:
+            return self.int_kind(n.named_children[0])
+        if t == "number_literal":
+            return _literal_kind(n.text.decode())
+        if t in ("true", "false"):
+            return "s32"
+        if t == "identifier":
+            return _type_kind(self.declared_type(n))
+        cast = _cast_type(n)
+        if cast is not None:
+            return _type_kind(cast)
+        if t == "call_expression":
+            fn = n.child_by_field_name("function")
+            name = fn.child_by_field_name("name") if fn is not None and fn.type == "template_function" else fn
+            if name is not None and name.text.decode() == "get_compile_time_arg_val":
+                return "u32"  # ``constexpr uint32_t`` (api/compile_time_args.h)
+            if name is not None and name.text.decode() in ("get_arg_val", "get_common_arg_val") and \
+                    fn.type == "template_function":
+                return _type_kind(fn.child_by_field_name("arguments").text.decode().strip("<>"))
+            return None
+        if t == "unary_expression" and n.child_by_field_name("operator").type in ("-", "+", "~"):
+            return self.int_kind(n.child_by_field_name("argument"))
+        if t == "unary_expression" and n.child_by_field_name("operator").type in ("!", "not"):
+            return "s32"
+        if t == "binary_expression":
+            op = n.child_by_field_name("operator").type
+            if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||", "and", "or"):
+                return "s32"
+            a = self.int_kind(n.child_by_field_name("left"))
+            if op in ("<<", ">>"):
+                return a
+            b = self.int_kind(n.child_by_field_name("right"))
+            if a is None or b is None:
+                return None
+            return "u32" if "u32" in (a, b) else "s32"
+        return None
+
+    def signed_overflow(self, v: V.Value, n: Any, *operands: V.Value) -> V.Value:
+        """``v``, the value of ``+ - *`` (or a unary minus) expression ``n`` of ``operands``, or, when ``n`` is a
+        signed 32-bit operation (``int_kind``) of operands the reading holds as the ints they are (constants in
+        ``[-2**31, 2**31)``: ``1 << 31`` is held as 2**31, not the INT_MIN C++ makes of it, and is left alone) whose
+        constant result leaves that range, a value not followed that names the overflow: undefined behaviour in C++
+        ([expr]/4), never the word it would wrap to on the RISC."""
+        exact = all(isinstance(x, V.Sym) and x.is_const and -(1 << 31) <= x.const < 1 << 31 for x in operands)
+        if exact and isinstance(v, V.Sym) and v.is_const and not -(1 << 31) <= v.const < 1 << 31 and \
+                self.int_kind(n) == "s32" and not self.wide(n):
+            return V.Opaque(f"{self.text(n)} is {v.const}: a signed 32-bit overflow (undefined behaviour)")
+        return v
+
+    def word_field(self, v: V.Value, node: Any, what: str) -> int:
+        """``int_of`` of an op's field that the device API takes as a ``uint32_t`` (a semaphore increment, value or
+        threshold), given as expression ``node``: the argument converted to ``uint32_t``, modulo 2**32 as C++
+        converts it ([conv.integral]). The reading's numbers are exact for ``+ - *`` and words for the rest, so the
+        conversion is exact where ``node``'s type is a 32-bit one the text names (``int_kind``: a signed overflow in it
+        is refused already, ``signed_overflow``); a number outside the word of an expression whose type the text does
+        not say (a signed overflow, undefined, or an unsigned wrap) is refused by name."""
+        k = self.int_of(v, node, what)
+        if 0 <= k < 1 << 32:
+            return k
+        if self.int_kind(node) is None:
+            self.refuse(f"{what} outside the 32-bit word", node,
+                        f"{self.text(node)} is {k}, and its C++ type is not known: an unsigned word wraps, a signed "
+                        "overflow is undefined")
+        return k % (1 << 32)
+
     def wide(self, n: Any) -> bool:
         """Whether expression ``n`` may compute in 64 bits as far as its text says: a literal with an ``ll`` suffix, a
         64-bit type named in it (a cast, ``static_cast<uint64_t>``) or a variable declared with one (or ``auto``). The reading's
@@ -3188,7 +3308,7 @@ class KernelReader:
                 return V.Opaque(f"the number {s}")
             if k >= 1 << 32:
                 # a 64-bit literal (``5000000000ull``): the reading's arithmetic is on 32-bit words, where it wraps
-                return V.Opaque(f"the number {s}: past the 32-bit word (64-bit arithmetic is not followed)")
+                return V.Wide(f"the number {s}: past the 32-bit word (64-bit arithmetic is not followed)", k)
             return V.const(k)
         if t in ("true", "false"):
             return V.const(int(t == "true"))
@@ -3258,7 +3378,7 @@ class KernelReader:
             self.no_object(a, op, n)
             if isinstance(a, V.Sym):
                 if op == "-":
-                    return -a
+                    return self.signed_overflow(-a, n, a)
                 if op == "+":
                     return a
                 if a.is_const and op in ("!", "not"):
@@ -3491,6 +3611,10 @@ class KernelReader:
         if width is None or "float" in text or "double" in text:
             return v
         k = enums.number(self, v) if isinstance(v, V.EnumConst) else v
+        if isinstance(k, V.Wide) and width <= 4:
+            # a 64-bit literal converted to a 32-bit or narrower type: the word C++ truncates it to, read below as
+            # any constant past the word is ([conv.integral]; ``static_cast<uint32_t>(0xFFFFFFFFFull) > 5`` holds)
+            k = V.const(k.value % (1 << 32))
         if isinstance(k, V.Ranged):
             # a bounded number is kept where all of its bounds fit the type, as a number known at run time is
             lo, hi = (0, 1) if text.endswith("bool") else _int_range(text, width) if width < 4 or (
@@ -4246,14 +4370,14 @@ class KernelReader:
                 return V.Loaded(why, src)
             return V.Opaque(why)
         if op == "+":
-            return a + b
+            return self.signed_overflow(a + b, n, a, b)
         if op == "-":
-            return a + (-b)
+            return self.signed_overflow(a + (-b), n, a, b)
         if op == "*":
             if b.is_const:
-                return a.scaled(b.const)
+                return self.signed_overflow(a.scaled(b.const), n, a, b)
             if a.is_const:
-                return b.scaled(a.const)
+                return self.signed_overflow(b.scaled(a.const), n, a, b)
             return V.Opaque(f"a product of two variables: {self.text(n)}")
         if not (a.is_const and b.is_const):
             return V.Opaque(f"{self.text(n)} is not affine")
@@ -4321,7 +4445,8 @@ class KernelReader:
             return V.Opaque(f"{why}: not bounded (an operand below 0 or past the word, or not a constant)")
         if not -word <= lo <= hi < word:
             return V.Opaque(f"{why}: bounds [{lo}, {hi}] past the signed 32-bit word")
-        return V.Ranged(f"{why}: bounded to [{lo}, {hi}]", lo, hi)
+        step, loop = _dense(op, a, b, c)
+        return V.Ranged(f"{why}: bounded to [{lo}, {hi}]", lo, hi, step, loop)
 
     def l1_low_bits(self, ptr: V.L1Ptr, m: int) -> int | None:
         """Address ``ptr`` modulo ``m`` (``a & (m - 1)``, ``a % m``) where that is one number for every loop index and
@@ -4384,6 +4509,7 @@ class KernelReader:
                     rhs, (V.Sym, V.Opaque)) else V.Opaque(f"{self.text(n)}: arithmetic on a NoC address")
             elif isinstance(cur, V.Sym) and isinstance(rhs, V.Sym):
                 base = op[:-1]
+                rv = rhs
                 if base == "+":
                     rhs = cur + rhs
                 elif base == "-":
@@ -4394,6 +4520,9 @@ class KernelReader:
                     rhs = V.const(r)
                 else:
                     rhs = V.Opaque(self.text(n))
+                if base in ("+", "-", "*") and self.int_kind(lhs) == "s32" and \
+                        self.int_kind(n.child_by_field_name("right")) == "s32":
+                    rhs = self.signed_overflow(rhs, n, cur, rv)  # ``k += 2`` of two ints: int arithmetic
             else:
                 rhs = V.Opaque(self.text(n))
         return self.store(lhs, rhs, n)
@@ -4707,17 +4836,29 @@ class KernelReader:
             self.refuse("plain stores into more than one reserved page", n, why + " (a copy of one page per push)")
         if self.trial or self.survey:
             return
-        delta = self.model_offset(at)
-        lo, hi = self.bounds(delta) if delta is not None else (None, None)
-        if delta is None or lo is None or hi is None or delta.trip is not None:
-            self.refuse("plain stores into more than one reserved page", n, why)
+        delta = self.model_offset_bounded(at)
+        lo: int | None
+        hi: int | None
+        if isinstance(delta, V.Ranged):
+            # a bounded offset (``p[i / 2]``): its pages from its bounds, each between them holding one of its
+            # values when they leave no gap of more than a page along one loop (``V.Ranged.step``)
+            lo, hi = delta.lo, delta.hi
+            var: str | None = delta.loop if delta.step is not None else None
+            stride = delta.step if delta.step is not None else page + 1
+        else:
+            lo, hi = self.bounds(delta) if delta is not None else (None, None)
+            if delta is None or lo is None or hi is None or delta.trip is not None:
+                self.refuse("plain stores into more than one reserved page", n, why)
+            var, stride = (delta.loops[0][0], abs(delta.loops[0][1])) if len(delta.loops) == 1 else (None, page + 1)
         assert at.elem is not None
+        assert lo is not None
+        assert hi is not None
         last = (hi + at.elem - 1) // page
         if lo // page != hi // page:
             # offsets over several pages: each page between them holds one when they step by at most a page along
             # one loop of a constant count whose iterations all build this reservation (opened since its reserve)
-            loop = next((lp for lp in self.loops if len(delta.loops) == 1 and lp.var == delta.loops[0][0]), None)
-            if loop is None or not isinstance(loop.count, int) or abs(delta.loops[0][1]) > page or \
+            loop = next((lp for lp in self.loops if lp.var == var), None) if var is not None else None
+            if loop is None or not isinstance(loop.count, int) or stride > page or \
                     any(loop is x for x in self.reserve_loops.get(at.cb, ())):
                 self.refuse("plain stores into more than one reserved page", n,
                             why + " (stores over several pages along several loops, one open before the reserve, or "
@@ -4732,8 +4873,14 @@ class KernelReader:
         """The byte offset of write pointer ``ptr`` from the model's place of the page being built in its buffer's
         back (``l1_check``'s cases (1) and (2)): its offset less the tiles filled since, and less the pages pushed
         since it was taken unless they are whole rings. None where the reading does not follow it."""
+        delta = self.model_offset_bounded(ptr)
+        return delta if isinstance(delta, V.Sym) else None
+
+    def model_offset_bounded(self, ptr: V.L1Ptr) -> V.Sym | V.Ranged | None:
+        """``model_offset``, also of an offset the reading bounds (``V.Ranged``: ``p[i / 2]``), shifted likewise
+        when the place it is taken from is a constant."""
         off, origin = ptr.offset, ptr.origin
-        if ptr.front or not isinstance(off, V.Sym) or not isinstance(origin, V.Sym):
+        if ptr.front or not isinstance(off, (V.Sym, V.Ranged)) or not isinstance(origin, V.Sym):
             return None
         b = self.cb_index[ptr.cb]
         tile_bytes = b.entry_size // b.page_tiles
@@ -4745,7 +4892,7 @@ class KernelReader:
         if not all(c % b.entries == 0 for c in coefs):
             base = d.scaled(b.entry_size) + base  # type: ignore[assignment]
         delta = off + (-base)
-        return delta if isinstance(delta, V.Sym) else None
+        return delta if isinstance(delta, (V.Sym, V.Ranged)) else None
 
     def patch_store(self, ptr: V.L1Ptr, n: Any, src: V.L1Ptr | None, at: V.L1Ptr | None) -> None:
         """A plain store into the tile a NoC read of this engine filled last: matmul's padding of its last K tile
@@ -6240,6 +6387,58 @@ _WORD_TYPES = frozenset({"uint32_t", "int32_t", "unsigned", "unsigned int", "int
                          "std::uint32_t", "std::int32_t"})
 
 
+def _type_kind(text: str) -> str | None:
+    """``KernelReader.int_kind`` of a value of the integer type named ``text`` (a declaration's, a cast's): "u32" for
+    the unsigned 32-bit types (rv32: ``unsigned long`` and ``size_t`` too), "s32" for ``int`` and the types that
+    promote to it (every narrower one, signed or not, and ``bool``), None for the 64-bit ones and anything else."""
+    words = [w for w in text.replace("std::", "").split()
+             if w not in ("const", "constexpr", "volatile", "static", "inline", "tt_l1_ptr")]
+    if not words or "*" in text or "&" in text or words.count("long") >= 2:
+        return None
+    if words[-1] in ("uint32_t", "size_t", "uintptr_t", "uint") or (
+            "unsigned" in words and not {"char", "short"} & set(words)):
+        return "u32"
+    if words[-1] in ("int", "int32_t", "signed", "long", "short", "char", "bool", "int8_t", "int16_t", "uint8_t",
+                     "uint16_t"):
+        return "s32"
+    return None
+
+
+def _literal_kind(text: str) -> str | None:
+    """``KernelReader.int_kind`` of an integer literal (C++ [lex.icon], ``int`` and ``long`` 32 bits on rv32): the
+    first type that holds its value among those its suffix and base allow; None for a 64-bit one or not a number."""
+    t = text.lower().replace("'", "")
+    digits = t.rstrip("ulz")
+    suffix = t[len(digits):]
+    try:
+        k = int(digits, 8) if len(digits) > 1 and digits[0] == "0" and digits.isdigit() else int(digits, 0)
+    except ValueError:
+        return None
+    if "ll" in suffix or k >= 1 << 32:
+        return None
+    if "u" in suffix:
+        return "u32"
+    if k < 1 << 31:
+        return "s32"
+    # a decimal literal past int is a long long; an octal or hexadecimal one an unsigned int
+    return None if digits.isdigit() and not (len(digits) > 1 and digits[0] == "0") else "u32"
+
+
+def _cast_type(n: Any) -> str | None:
+    """The integer type text node ``n`` converts its operand to: a C cast or a ``static_cast``; None otherwise."""
+    if n.type == "cast_expression":
+        t = n.child_by_field_name("type")
+        return " ".join(t.text.decode().split()) if t is not None else None
+    if n.type == "call_expression":
+        fn = n.child_by_field_name("function")
+        if fn is not None and fn.type == "template_function":
+            name = fn.child_by_field_name("name")
+            targs = fn.child_by_field_name("arguments")
+            if name is not None and name.text.decode() == "static_cast" and targs is not None:
+                return " ".join(targs.text.decode().strip("<>").split())
+    return None
+
+
 def _word_cast(n: Any) -> bool:
     """Whether node ``n`` converts its operand to one of ``_WORD_TYPES``: a C cast ``(uint32_t)x`` or a
     ``static_cast<uint32_t>(x)``."""
@@ -6342,6 +6541,27 @@ def read_scratch(shared: Shared, kernel: HostKernel, site: Site, args: dict[str,
             raise hints.get(e.cb, e) from None
         shared.scratch |= {(site, cb) for cb in scratch}
         return block
+
+
+def _dense(op: str, a: Any, b: Any, c: int | None) -> tuple[int | None, str | None]:
+    """``V.Ranged.step`` and ``loop`` of ``a OP b`` (``KernelReader.ranged``), where its values over one loop's
+    iterations leave no gap wider than the step: a loop index's ``x / c`` or ``x >> s`` (its values at most the
+    divisor apart, each quotient from the least to the greatest is taken: step 1), such a number plus a constant
+    or times one. (None, None) otherwise: only the bounds are known."""
+    if op in ("/", ">>") and isinstance(a, V.Sym) and c is not None and len(a.loops) == 1 and a.trip is None:
+        div = c if op == "/" else 1 << c if 0 <= c < 32 else 0
+        if div > 0 and abs(a.loops[0][1]) <= div:
+            return 1, a.loops[0][0]
+    if op in ("+", "-") and isinstance(a, V.Ranged) and isinstance(b, V.Sym) and b.is_const:
+        return a.step, a.loop
+    if op == "+" and isinstance(b, V.Ranged) and isinstance(a, V.Sym) and a.is_const:
+        return b.step, b.loop
+    if op == "*" and isinstance(a, V.Ranged) and c is not None and a.step is not None and c:
+        return a.step * abs(c), a.loop
+    if op == "*" and isinstance(b, V.Ranged) and isinstance(a, V.Sym) and a.is_const and b.step is not None and \
+            a.const:
+        return b.step * abs(a.const), b.loop
+    return None, None
 
 
 def _plain_arithmetic(n: Any) -> bool:

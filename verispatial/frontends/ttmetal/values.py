@@ -109,6 +109,25 @@ class Opaque:
         return self
 
 
+@attrs.frozen
+class Wide(Opaque):
+    """A 64-bit integer literal past the 32-bit word (``0xFFFFFFFFFull``), whose exact ``value`` the reading keeps
+    only to convert it: ``static_cast<uint32_t>`` of it is the word C++ truncates it to (``lower.to_integer``).
+    Every other use, arithmetic included, treats it as a value not followed (the reading's arithmetic is on words)."""
+
+    value: int = 0
+
+    # arithmetic gives a plain value not followed: the sum is no longer the literal
+    def __add__(self, o: Sym | Opaque) -> Opaque:
+        return Opaque(self.why)
+
+    def __neg__(self) -> Opaque:
+        return Opaque(self.why)
+
+    def scaled(self, k: int) -> Opaque:
+        return Opaque(self.why)
+
+
 @attrs.frozen(eq=False)
 class Ranged(Opaque):
     """A number the reading does not follow exactly but bounds: some integer in ``[lo, hi]``, a different one in
@@ -120,6 +139,11 @@ class Ranged(Opaque):
 
     lo: int = 0
     hi: int = 0
+    #: where known, how far apart the values it takes over the iterations of loop ``loop`` (the index of a loop of
+    #: the reading, open where it was computed) are at most: every ``step`` from ``lo`` to ``hi`` holds one of them
+    #: (``i / 2`` of a loop index stepping by 1: step 1; times 4: step 4). None: only the bounds are known
+    step: int | None = None
+    loop: str | None = None
 
     def __eq__(self, o: object) -> bool:
         return self is o
@@ -132,7 +156,7 @@ class Ranged(Opaque):
         if isinstance(o, Ranged):
             return Ranged(self.why, self.lo + o.lo, self.hi + o.hi)
         if isinstance(o, Sym) and o.is_const:
-            return Ranged(self.why, self.lo + o.const, self.hi + o.const)
+            return Ranged(self.why, self.lo + o.const, self.hi + o.const, self.step, self.loop)
         return Opaque(self.why)
 
     def __neg__(self) -> Ranged:
@@ -140,7 +164,8 @@ class Ranged(Opaque):
 
     def scaled(self, k: int) -> Ranged:
         a, b = self.lo * k, self.hi * k
-        return Ranged(self.why, min(a, b), max(a, b))
+        step = self.step * abs(k) if self.step is not None and k else None
+        return Ranged(self.why, min(a, b), max(a, b), step, self.loop if step is not None else None)
 
 
 @attrs.frozen
