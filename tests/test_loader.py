@@ -295,7 +295,9 @@ def test_lists_sites_and_members_are_structured_in_place_as_their_calls_build_th
 
     d = json.loads((EXAMPLES / "local_up.json").read_text())
     got = _structure_program(d)
-    assert got.sections == (SectionSpan("main", False),) and got.tensors == () and got.groups == ()
+    assert got.sections == (SectionSpan("main", False),)
+    assert got.tensors == ()
+    assert got.groups == ()
     left_out = {k: v for k, v in d.items() if k not in ("sections", "tensors", "groups")}
     default = {f.name: f.default for f in attrs.fields(Program)}
     assert _structure_program(left_out).sections == default["sections"] == (SectionSpan("main"),)
@@ -304,14 +306,17 @@ def test_lists_sites_and_members_are_structured_in_place_as_their_calls_build_th
 
     group = _builders()[Group]
     far = group({"id": 0, "sender": [4001, 4003.0], "rect": [0, 0, 1, 1]})
-    assert far.sender == site_at(4001, 4003) and type(far.sender.y) is int
+    assert far.sender == site_at(4001, 4003)
+    assert type(far.sender.y) is int
     assert group({"id": 0, "sender": [2.0, 1], "rect": [0, 0, 1, 1]}).sender is site_at(2, 1)
     sem = _builders()[Semaphore]({"id": 0, "name": "s", "sites": [], "role": "counter"})
-    assert sem.sites == () and sem.role is SemRole("counter")
+    assert sem.sites == ()
+    assert sem.role is SemRole("counter")
     assert _builders()[Semaphore]({"id": 0, "name": "s", "sites": [[1, 0]]}).sites == (site_at(1, 0),)
     buffer = {"id": 0, "name": "b", "site": [0, 0], "cb": 0, "page_tiles": 1, "capacity": 2, "dtype": "bf16"}
     assert _builders()[Buffer](dict(buffer, space="acc")).space is Space("acc")
     with pytest.raises(ValueError, match="not a valid Space"):  # as ``Space("dram2")`` raises (the schema refuses it first)
         _builders()[Buffer](dict(buffer, space="dram2"))
     wait = _structure_op({"op": "sem_wait", "sem": 0, "cond": "ge", "value": 1, "terms": []})
-    assert wait == _structure_op({"op": "sem_wait", "sem": 0, "cond": "ge", "value": 1}) and wait.terms == ()
+    assert wait == _structure_op({"op": "sem_wait", "sem": 0, "cond": "ge", "value": 1})
+    assert wait.terms == ()
