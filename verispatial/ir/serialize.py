@@ -258,12 +258,38 @@ def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
         stores = []
         for f, code in zip(attrs.fields(cls), args, strict=True):
             env[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's own setter
+            inner = f.type
+            if f.default is attrs.NOTHING and inner is not Site and isinstance(inner, type) and attrs.has(inner) \
+                    and _stores_only(inner):  # (a site is an array, read by ``_field_code``'s own rule)
+                # a field holding an object of its own (a transfer's address): built in this frame, not by a call
+                # of its builder (a frame per op)
+                stores.append(_inline_stores(inner, f"d[{f.name!r}]", f"_o_{f.name}", env))
+                code = f"_o_{f.name}"
             stores.append(f"    _set_{f.name}(o, {code})\n")
         src = f"def build(d):\n    o = _new({cls.__name__})\n{''.join(stores)}    return o\n"
     else:
         src = f"def build(d):\n    return {cls.__name__}({', '.join(args)})\n"
     exec(src, env)  # generated from the class's own fields, no outside text
     return env["build"]  # type: ignore[no-any-return]
+
+
+def _inline_stores(cls: type, v: str, name: str, env: dict[str, Any]) -> str:
+    """Statements of a generated builder making ``name``, the ``cls`` (a ``_stores_only`` class) of the JSON object
+    ``v``, as its own builder (``_builder``) makes it: each field stored through its slot, a missing one its default.
+    Each field's code reads the object as ``_in<name>``."""
+    attrs.resolve_types(cls)
+    obj = f"_in{name}"
+    env[cls.__name__] = cls
+    lines = [f"    {obj} = {v}\n", f"    {name} = _new({cls.__name__})\n"]
+    for f in attrs.fields(cls):
+        code = _field_code(f.type, f"{obj}[{f.name!r}]", env)
+        if f.default is not attrs.NOTHING:
+            default = f.default.factory() if isinstance(f.default, attrs.Factory) else f.default  # type: ignore[arg-type]
+            env[f"_default_{cls.__name__}_{f.name}"] = default
+            code = f"({code} if {f.name!r} in {obj} else _default_{cls.__name__}_{f.name})"
+        env[f"_set_{cls.__name__}_{f.name}"] = cls.__dict__[f.name].__set__
+        lines.append(f"    _set_{cls.__name__}_{f.name}({name}, {code})\n")
+    return "".join(lines)
 
 
 def _stores_only(cls: type) -> bool:

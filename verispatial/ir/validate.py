@@ -1534,9 +1534,14 @@ class _OpPass:
                 phase = phases[sec] if sec < len(phases) else None
                 self.sec = sec
             if phase != last:
-                self.gb, self.gs = gb, gs = self._good(ep.site, phase)
+                site = ep.site  # ``_good``'s table looked up here first (most programs: their site's phase is known)
+                got = self._goods.get((site.x, site.y, phase))
+                self.gb, self.gs = gb, gs = got if got is not None else self._good(site, phase)
                 last = phase
             cls = type(top)
+            if cls is Loop:  # ``op``'s loop case without its call (first: no quick path takes a loop)
+                self._loop(ep, top, (i,), (), 1, _NO_RANGES, i, phase)  # type: ignore[arg-type]
+                continue
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
@@ -1552,8 +1557,6 @@ class _OpPass:
                 self._leaf(ep, top, (i,), (), i, phase)
                 if cls in _WORD_OPS:
                     self._word_range(ep, top, (i,), 1, {})
-            elif cls is Loop:  # ``op``'s loop case without its call
-                self._loop(ep, top, (i,), (), 1, _NO_RANGES, i, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, top, (i,), (), 1, {}, i, phase)
         self.found.extend(self.uses)
@@ -1612,6 +1615,9 @@ class _OpPass:
         quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
         for j, x in enumerate(op.body):
             cls = type(x)
+            if cls is Loop:  # ``op``'s loop case without its call (first: no quick path takes a loop)
+                self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
+                continue
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
@@ -1628,8 +1634,6 @@ class _OpPass:
                 self._leaf(ep, x, where, body_loops, top, phase, inner)
                 if cls in _WORD_OPS:
                     self._word_range(ep, x, where, times, inner)
-            elif cls is Loop:  # ``op``'s loop case without its call
-                self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, x, (*at, j), body_loops, times, inner, top, phase)
 
