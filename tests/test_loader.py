@@ -282,3 +282,41 @@ def test_loops_ifs_trip_counts_and_source_locations_are_built_as_their_init_buil
     assert all(type(v) is int for path, loc in got_table for v in (*path, loc.line, loc.column))
     with pytest.raises(ValueError, match="never"):  # a guard the enum does not hold (the schema refuses it first)
         _structure_op(dict(loop["body"][0], when="never"))
+
+
+def test_lists_sites_and_members_are_structured_in_place_as_their_calls_build_them() -> None:
+    """The generated code that structures a program's lists (``_program_maker``) and an item's empty arrays, sites and
+    enum members in place (``_field_code``): a list left out takes the field's default and an empty one is the empty
+    tuple (a program's sections: the one main section, or none); a site not met before is made (``site_at``), one of
+    integral floats is the site of the ints; a member the enum does not hold raises as the enum's call does."""
+    from verispatial.ir.core import SemRole, Space, site_at
+    from verispatial.ir.program import Buffer, Group, Program, SectionSpan, Semaphore
+    from verispatial.ir.serialize import _builders, _structure_program
+
+    d = json.loads((EXAMPLES / "local_up.json").read_text())
+    got = _structure_program(d)
+    assert got.sections == (SectionSpan("main", False),)
+    assert got.tensors == ()
+    assert got.groups == ()
+    left_out = {k: v for k, v in d.items() if k not in ("sections", "tensors", "groups")}
+    default = {f.name: f.default for f in attrs.fields(Program)}
+    assert _structure_program(left_out).sections == default["sections"] == (SectionSpan("main"),)
+    assert _structure_program(dict(d, sections=[])).sections == ()
+    assert _structure_program(left_out).tensors == default["tensors"]
+
+    group = _builders()[Group]
+    far = group({"id": 0, "sender": [4001, 4003.0], "rect": [0, 0, 1, 1]})
+    assert far.sender == site_at(4001, 4003)
+    assert type(far.sender.y) is int
+    assert group({"id": 0, "sender": [2.0, 1], "rect": [0, 0, 1, 1]}).sender is site_at(2, 1)
+    sem = _builders()[Semaphore]({"id": 0, "name": "s", "sites": [], "role": "counter"})
+    assert sem.sites == ()
+    assert sem.role is SemRole("counter")
+    assert _builders()[Semaphore]({"id": 0, "name": "s", "sites": [[1, 0]]}).sites == (site_at(1, 0),)
+    buffer = {"id": 0, "name": "b", "site": [0, 0], "cb": 0, "page_tiles": 1, "capacity": 2, "dtype": "bf16"}
+    assert _builders()[Buffer](dict(buffer, space="acc")).space is Space("acc")
+    with pytest.raises(ValueError, match="not a valid Space"):  # as ``Space("dram2")`` raises (the schema refuses it first)
+        _builders()[Buffer](dict(buffer, space="dram2"))
+    wait = _structure_op({"op": "sem_wait", "sem": 0, "cond": "ge", "value": 1, "terms": []})
+    assert wait == _structure_op({"op": "sem_wait", "sem": 0, "cond": "ge", "value": 1})
+    assert wait.terms == ()

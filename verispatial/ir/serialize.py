@@ -191,13 +191,18 @@ def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
     if tp in (str, bool):
         return v
     if tp is Site:
-        return f"_site({v})"
+        # the shared site of the coordinates looked up in place (``_site`` without its call: a site per engine
+        # program, semaphore and remote op); ``_site`` makes one not met yet (and takes an array by ``map``)
+        return "_site(x)" if v == "x" else f"(_s if (_s := _sites_get(((_w := {v})[0], _w[1]))) is not None else _site(_w))"
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        # A member by its value from the enum's own table (a dict hit, not ``Enum.__call__``); a value not there
-        # goes through the call, which raises as before.
+        # A member by its value from the enum's own table (a dict hit, not ``Enum.__call__``, and in place, not by
+        # ``_member``'s call); a value not there goes through the call, which raises as before.
         env[tp.__name__] = tp
-        env[f"_members_{tp.__name__}"] = tp._value2member_map_
-        return f"_member({v}, _members_{tp.__name__}, {tp.__name__})"
+        members = f"_members_{tp.__name__}"
+        env[members] = tp._value2member_map_
+        if v == "x":
+            return f"_member(x, {members}, {tp.__name__})"
+        return f"({members}[_e] if type(_e := {v}) is str and _e in {members} else _member(_e, {members}, {tp.__name__}))"
     if isinstance(tp, type) and attrs.has(tp):
         env[f"_build_{tp.__name__}"] = _builder(tp)
         return f"_build_{tp.__name__}({v})"
@@ -214,7 +219,14 @@ def _field_code(tp: Any, v: str, env: dict[str, Any]) -> str:
 
 def _tuple_code(item: str, v: str) -> str:
     """Python source of the tuple of ``item`` (an expression in ``x``) over the JSON array ``v``: by ``map`` where
-    ``item`` is one call of ``x`` (no comprehension frame: most arrays here hold none or a few items)."""
+    ``item`` is one call of ``x`` (no comprehension frame: most arrays here hold none or a few items), and an empty
+    array as the empty tuple without building one (most ops' terms, most programs' groups and trips)."""
+    if v == "x":  # an array of arrays: the inner one as it is
+        return _tuple_of(item, "x")
+    return f"({_tuple_of(item, '_t')} if (_t := {v}) else ())"
+
+
+def _tuple_of(item: str, v: str) -> str:
     if item == "x":
         return f"tuple({v})"
     if item.endswith("(x)") and item[:-3].isidentifier():
@@ -231,7 +243,8 @@ def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
     ``__init__`` call and its bound ``object.__setattr__`` per field were a seventh of structuring the 16-layer
     decode step, benchmarks/bench_load.py). The object is the one ``__init__`` builds: equal, same hash."""
     attrs.resolve_types(cls)
-    env: dict[str, Any] = {"_int": _int, "_site": _site, "_member": _member, cls.__name__: cls, "_new": object.__new__}
+    env: dict[str, Any] = {"_int": _int, "_site": _site, "_sites_get": SITES_BY_XY.get, "_member": _member,
+                           cls.__name__: cls, "_new": object.__new__}
     args = []
     for f in attrs.fields(cls):
         code = _field_code(f.type, f"d[{f.name!r}]", env)
@@ -245,12 +258,38 @@ def _builder(cls: type) -> Callable[[dict[str, Any]], Any]:
         stores = []
         for f, code in zip(attrs.fields(cls), args, strict=True):
             env[f"_set_{f.name}"] = cls.__dict__[f.name].__set__  # the slot's own setter
+            inner = f.type
+            if f.default is attrs.NOTHING and inner is not Site and isinstance(inner, type) and attrs.has(inner) \
+                    and _stores_only(inner):  # (a site is an array, read by ``_field_code``'s own rule)
+                # a field holding an object of its own (a transfer's address): built in this frame, not by a call
+                # of its builder (a frame per op)
+                stores.append(_inline_stores(inner, f"d[{f.name!r}]", f"_o_{f.name}", env))
+                code = f"_o_{f.name}"
             stores.append(f"    _set_{f.name}(o, {code})\n")
         src = f"def build(d):\n    o = _new({cls.__name__})\n{''.join(stores)}    return o\n"
     else:
         src = f"def build(d):\n    return {cls.__name__}({', '.join(args)})\n"
     exec(src, env)  # generated from the class's own fields, no outside text
     return env["build"]  # type: ignore[no-any-return]
+
+
+def _inline_stores(cls: type, v: str, name: str, env: dict[str, Any]) -> str:
+    """Statements of a generated builder making ``name``, the ``cls`` (a ``_stores_only`` class) of the JSON object
+    ``v``, as its own builder (``_builder``) makes it: each field stored through its slot, a missing one its default.
+    Each field's code reads the object as ``_in<name>``."""
+    attrs.resolve_types(cls)
+    obj = f"_in{name}"
+    env[cls.__name__] = cls
+    lines = [f"    {obj} = {v}\n", f"    {name} = _new({cls.__name__})\n"]
+    for f in attrs.fields(cls):
+        code = _field_code(f.type, f"{obj}[{f.name!r}]", env)
+        if f.default is not attrs.NOTHING:
+            default = f.default.factory() if isinstance(f.default, attrs.Factory) else f.default  # type: ignore[arg-type]
+            env[f"_default_{cls.__name__}_{f.name}"] = default
+            code = f"({code} if {f.name!r} in {obj} else _default_{cls.__name__}_{f.name})"
+        env[f"_set_{cls.__name__}_{f.name}"] = cls.__dict__[f.name].__set__
+        lines.append(f"    _set_{cls.__name__}_{f.name}({name}, {code})\n")
+    return "".join(lines)
 
 
 def _stores_only(cls: type) -> bool:
@@ -914,16 +953,35 @@ def _fast_program(d: dict[str, Any], target: Target) -> Program:
     """The ``Program`` (on ``target``) of a program object the schema accepted, built field by field with the
     generated constructors (``_builder``) rather than cattrs' generic dispatch: what ``_conv.structure`` builds, about
     twice as fast (loading stays within 5x ``json.loads``, benchmarks/bench_load.py)."""
-    # map: no comprehension frame per (mostly short) list
-    return _MAKE_PROGRAM(d["name"], target, *[tuple(map(build, d[key])) if key in d else default
-                                               for key, build, default in _program_plan()])
+    return _program_maker()(d, target)
+
+
+@functools.cache
+def _program_maker() -> Callable[[dict[str, Any], Target], Program]:
+    """``_fast_program``'s body generated from ``_program_plan``: each field a line of its own (no loop over the
+    plan, no comprehension frame), a list by ``map`` (no frame per item) and an empty or missing one without a call
+    (most small programs leave half their lists empty): a fixed cost of every load."""
+    env: dict[str, Any] = {"_make": _MAKE_PROGRAM}
+    args = []
+    for key, build, default in _program_plan():
+        env[f"_build_{key}"], env[f"_default_{key}"] = build, default
+        # an array when present (the schema): empty, the empty tuple as ``tuple(map(...))`` makes it
+        args.append(f"        tuple(map(_build_{key}, _x)) if (_x := d.get({key!r})) else "
+                    f"(_default_{key} if _x is None else ()),\n")
+    exec(f"def make(d, target):\n    return _make(\n        d['name'], target,\n{''.join(args)}    )\n", env)
+    return env["make"]  # type: ignore[no-any-return]
 
 
 def _engine_program(d: dict[str, Any]) -> EngineProgram:
-    starts, sources = d.get("section_starts"), d.get("sources")  # arrays when present (the schema)
-    return _MAKE_ENGINE_PROGRAM(_site(d["site"]), _member(d["engine"], Engine._value2member_map_, Engine),
-                                _ops(d["ops"]), () if starts is None else tuple(map(int, starts)),
-                                () if sources is None else _structure_sources(sources))
+    starts, sources, site, engine = d.get("section_starts"), d.get("sources"), d["site"], d["engine"]
+    # arrays when present (the schema); the site and the engine looked up in place (``_site``, ``_member``)
+    return _MAKE_ENGINE_PROGRAM(
+        s if (s := SITES_BY_XY.get((site[0], site[1]))) is not None else _site(site),
+        _ENGINES[engine] if type(engine) is str and engine in _ENGINES else _member(engine, _ENGINES, Engine),
+        _ops(d["ops"]), tuple(map(int, starts)) if starts else (), _structure_sources(sources) if sources else ())
+
+
+_ENGINES = Engine._value2member_map_
 
 
 def _positional(cls: type) -> Callable[..., Any]:
@@ -1097,16 +1155,28 @@ def loads(text: str | bytes) -> Program:
 def loads_document(text: str | bytes) -> Document:
     """Parse program JSON text and validate it, a version-3 document as a ``TemplatedProgram`` (never expanded:
     ``validate_templated``); raises ``ParseError`` or ``InvalidProgram``."""
-    # Imported here, not with this module (whose readers do not all validate), as a module: a ``from`` import's
-    # fromlist handling is a microsecond of every load.
-    import verispatial.ir.validate as checks
-
+    checks = _CHECKS or _import_checks()
     with no_cycle_collection():
         p = document_from_dict(parse_json(text))
         violations = checks.validate_templated(p) if isinstance(p, TemplatedProgram) else checks.validate(p)
     if violations:
         raise InvalidProgram(violations)
     return p
+
+
+#: ``verispatial.ir.validate``, imported by the first load (``_import_checks``).
+_CHECKS: types.ModuleType | None = None
+
+
+def _import_checks() -> types.ModuleType:
+    """``verispatial.ir.validate``, imported here, not with this module (whose readers do not all validate), and kept
+    in ``_CHECKS``: an import statement (a look-up in ``sys.modules`` and of the module's spec) was a microsecond of
+    every load."""
+    global _CHECKS
+    import verispatial.ir.validate as checks
+
+    _CHECKS = checks
+    return checks
 
 
 def load_program(path: str | Path) -> Program:

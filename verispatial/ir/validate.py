@@ -172,8 +172,16 @@ def name_violations(p: Program) -> list[IrViolation]:
 def _entity_names(p: Program) -> list[str]:
     """The names ``name_violations`` judges but the loop variables: the program's, its tensors', buffers',
     semaphores', trips' and sections'."""
-    return [p.name, *[t.name for t in p.tensors], *[b.name for b in p.buffers], *[x.name for x in p.semaphores],
-            *[t.name for t in p.trips], *[x.name for x in p.sections]]
+    # by ``map`` of a C getter, an empty list passed over: no comprehension frame per list (a fixed cost of every
+    # load, most lists short or empty)
+    out = [p.name]
+    for items in (p.tensors, p.buffers, p.semaphores, p.trips, p.sections):
+        if items:
+            out += map(_NAME, items)
+    return out
+
+
+_NAME = operator.attrgetter("name")
 
 
 def _names_pass(names: list[str]) -> bool:
@@ -181,7 +189,8 @@ def _names_pass(names: list[str]) -> bool:
     fixed cost of every load, worth one join and two C calls rather than a call per name). False decides nothing:
     ``name_rule`` judges each name then."""
     text = "".join(names)
-    return text.isascii() and text.isprintable() and max(map(len, names), default=0) <= NAME_MAX
+    # no name is longer than all of them together (most programs: no length to take)
+    return text.isascii() and text.isprintable() and (len(text) <= NAME_MAX or max(map(len, names)) <= NAME_MAX)
 
 
 def _loop_vars(ops: Sequence[Op], out: list[str]) -> list[str]:
@@ -367,17 +376,20 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
                 bad(f"buffer {b.id} ({b.name})",
                     f"memory map size {m.size} B != capacity x page bytes = {p.buffer_bytes(b)} B")
 
-    _check_resident(p, bad)
-    _check_shards(p, bad)
+    if p.resident:  # every rule is about a resident tensor
+        _check_resident(p, bad)
+    if p.buffers:  # every rule is about a sharded buffer
+        _check_shards(p, bad)
     # With no scratch buffer the scratch rules come down to "a scratch_access names a scratch buffer", decided below
     # from the scratch_access ops the op pass meets (its walk, not one of their own: 1.2 of validate's 15 ms on the
     # 16-layer decode step) and put here, in their place among the violations.
-    scratch_at = len(out) if not any([b.scratch for b in p.buffers]) else None
+    scratch_at = len(out) if not p.buffers or not any([b.scratch for b in p.buffers]) else None
     if scratch_at is None:
         _check_scratch(p, bad)
 
     # keyed by coordinates and the engine's text (a Site and an Enum hash through Python code)
-    for (x, y, eng), _n in _repeated([(ep.site.x, ep.site.y, ep.engine._value_) for ep in p.programs]):
+    for (x, y, eng), _n in _repeated([(ep.site.x, ep.site.y, ep.engine._value_) for ep in p.programs]) \
+            if len(p.programs) > 1 else ():
         bad(f"program {Site(x, y)}.{eng}", "one program per (site, engine)")
     ops = _OpPass(p, dests, phases)
     for ep in p.programs:
@@ -400,10 +412,12 @@ def _validate(p: Program) -> tuple[list[IrViolation], _OpPass | None]:
         names = name_violations(p)
         if names:
             return names, None
-    ops.word_totals()
+    if ops.incs:  # no increment, no total to judge
+        ops.word_totals()
     out.extend(ops.words)
-    ops.index_rules()
-    out.extend(ops.found)
+    if ops.index_uses:  # no indirect address, no index buffer rule
+        ops.index_rules()
+        out.extend(ops.found)
     if scratch_at is not None:
         late: list[IrViolation] = []
         if ops.cut_short:  # some body nested too deep was not walked: the rules' own walk
@@ -624,13 +638,17 @@ def _check_tensors_and_trips(p: Program, bad: Report,
     """Tensor and trip names unique, trip maxima in range, tensor dtypes the target's and shapes in the model
     (``target``, when given, checks the target between the names and the rest: the order of ``validate``'s
     messages)."""
-    for name, _n in _repeated([t.name for t in p.tensors]):
+    tensors, trips = p.tensors, p.trips
+    # no name twice in a list of at most one (most small programs: their tensors and trips)
+    for name, _n in _repeated(list(map(_NAME, tensors))) if len(tensors) > 1 else ():
         bad(f"tensor {name}", "tensor names are unique")
-    for name, _n in _repeated([t.name for t in p.trips]):
+    for name, _n in _repeated(list(map(_NAME, trips))) if len(trips) > 1 else ():
         bad(f"trip {name}", "trip names are unique")
     if target is not None:
         target(p, bad)
-    for trip in p.trips:
+    if not tensors and not trips:
+        return
+    for trip in trips:
         if trip.max < 0:
             bad(f"trip {trip.name}", f"max must be >= 0, got {trip.max}")
         elif trip.max > U32:
@@ -640,7 +658,7 @@ def _check_tensors_and_trips(p: Program, bad: Report,
     # A tile of each shape holds at least one element (every dimension at least 1, checked first): at most as many
     # tiles as elements, so a tensor of at most U32 elements passes the tile rule without counting its tiles.
     whole = bool(tile) and min(tile) >= 1
-    for t in p.tensors:
+    for t in tensors:
         if t.dtype not in p.target.tile_bytes:
             bad(f"tensor {t.name}", f"dtype {t.dtype!r} is not one of target {p.target.name}'s")
         if len(t.shape) > RANK_MAX:
@@ -1183,6 +1201,10 @@ def _check_shard_offsets(p: Program, shards: dict[int, Buffer], report: Report) 
                                         "sharded L1 buffer has one address on every core")
 
 
+#: The empty set, made once (a walk's tables before its first program).
+_NOTHING: frozenset[Any] = frozenset()
+#: A site's coordinates as a tuple (a C getter).
+_XY = operator.attrgetter("x", "y")
 #: ``_OpPass.program``'s phase before its first op: equal to no phase.
 _NO_PHASE = object()
 
@@ -1211,15 +1233,15 @@ class _OpPass:
         self.words: list[IrViolation] = []
         # the declared trips and tensors by name (a name declared twice: the last, as a dict keeps it; the rule of
         # unique names refuses the program)
-        self.trip_max = {t.name: t.max for t in p.trips}
-        self.tensor_of = {t.name: t for t in p.tensors}
-        self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None}
+        self.trip_max = {t.name: t.max for t in p.trips} if p.trips else {}
+        self.tensor_of = {t.name: t for t in p.tensors} if p.tensors else {}
+        self.sharded = {b.shard.tensor for b in p.buffers if b.shard is not None} if p.buffers else set()
         self.phases = p.phase_of_section() if phases is None else phases
         # (site, cb, phase) of every buffer whose section exists: a multicast destination needs its cb index there
         # (``_cbs``: built for the first multicast that asks)
         self._cb_at: set[tuple[int, int, int, int]] | None = None
         # each semaphore's sites by coordinates: a tuple of ints hashes in C, a ``Site`` through its Python ``__hash__``
-        self.sem_xy = [frozenset([(s.x, s.y) for s in x.sites]) for x in p.semaphores]
+        self.sem_xy = [frozenset(map(_XY, x.sites)) for x in p.semaphores]
         # Index buffers, checked after every program (``index_rules``): the buffers ReadTiles of each tensor fill and
         # the indirect addresses, per (site, phase, index tensor), gathered by the walk (no walk of its own).
         self.index_fills: dict[IndexKey, set[int]] = {}
@@ -1249,24 +1271,26 @@ class _OpPass:
         # The ids an op of the program being walked may name without a finding (``_good``: its site's and phase's
         # buffers, its phase's semaphores), and the ``_QUIET`` classes its engine issues with their ``_quick``.
         self.ng = len(p.groups)
-        self.gb: frozenset[int] = frozenset()
-        self.gs: frozenset[int] = frozenset()
+        self.gb: frozenset[int] = _NOTHING
+        self.gs: frozenset[int] = _NOTHING
         self.quiet: dict[type, Quick] = {}
-        self.sem_engine: frozenset[type] = frozenset()  # the ``_SEM_QUICK`` classes its engine issues (``_SEM_OF``)
-        self.transfer_engine: frozenset[type] = frozenset()  # the same of ``_TRANSFER_QUICK`` (``_TRANSFER_OF``)
-        self.issues: frozenset[type] = frozenset()  # the op classes its engine issues (``_ISSUES_OF``)
+        self.sem_engine: frozenset[type] = _NOTHING  # the ``_SEM_QUICK`` classes its engine issues (``_SEM_OF``)
+        self.transfer_engine: frozenset[type] = _NOTHING  # the same of ``_TRANSFER_QUICK`` (``_TRANSFER_OF``)
+        self.issues: frozenset[type] = _NOTHING  # the op classes its engine issues (``_ISSUES_OF``)
         self._goods: dict[tuple[int, int, int | None], tuple[frozenset[int], frozenset[int]]] = {}
         self._good_sems: dict[int | None, frozenset[int]] = {}
         self._by_site: dict[tuple[int, int], list[int]] | None = None
         # Per (group, landing buffer or -1 - semaphore): whether every destination of the group has the buffer's cb
         # index in its phase, or the semaphore's word (``_mcast_passes``: a loop multicasts to one group many times).
         self._landings: dict[tuple[int, int], bool] = {}
+        start = self.start
         for x in p.semaphores:
             if x.init > WORD_MAX:
                 self.words.append(IrViolation(f"semaphore {x.id} ({x.name})",
                                               f"init {x.init} exceeds the 32-bit word (max {WORD_MAX})"))
+            sem, init = x.id, x.init
             for site in x.sites:
-                self.start[(x.id, site.x, site.y)] = x.init
+                start[(sem, site.x, site.y)] = init
 
     def _sem_passes(self, op: Op, ep: EngineProgram, loops: tuple[str, ...], times: int,
                     ranges: dict[str, int]) -> bool:
@@ -1282,7 +1306,8 @@ class _OpPass:
         if cls not in self.sem_engine or op.sem not in self.gs:  # type: ignore[union-attr]
             return False
         if cls is SemInc or cls is SemRmw:
-            assert isinstance(op, (SemInc, SemRmw))
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, (SemInc, SemRmw))
             at = op.at if isinstance(op, SemInc) else ep.site  # a read-modify-write's word is its own site's
             word = (op.sem, at.x, at.y)
             if (at.x, at.y) not in self.sem_xy[op.sem] or op.by > WORD_MAX:
@@ -1290,14 +1315,16 @@ class _OpPass:
             self.incs[word] = self.incs.get(word, 0) + op.by * times
             return True
         if cls is InlineWrite:
-            assert isinstance(op, InlineWrite)
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, InlineWrite)
             at = op.at
             if (at.x, at.y) not in self.sem_xy[op.sem] or op.value > WORD_MAX:
                 return False
             word = (op.sem, at.x, at.y)
             self.start[word] = max(self.start.get(word, 0), op.value)
             return True
-        assert isinstance(op, (SemWait, SemSet))
+        if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+            assert isinstance(op, (SemWait, SemSet))
         site = ep.site
         if (site.x, site.y) not in self.sem_xy[op.sem]:
             return False
@@ -1328,7 +1355,8 @@ class _OpPass:
         cls = type(op)
         if cls not in self.transfer_engine:
             return False
-        assert isinstance(op, (ReadTiles, WriteTiles))
+        if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+            assert isinstance(op, (ReadTiles, WriteTiles))
         addr = op.addr
         if op.part is not None or not -U32 <= addr.base <= U32 or not 1 <= op.tiles <= TILES_MAX:
             return False
@@ -1375,7 +1403,8 @@ class _OpPass:
         cls = type(op)
         if cls not in self.issues or not _QUICK[cls](op, self.gb, self.gs, self.ng):
             return False
-        assert isinstance(op, (McastSend, McastSetValid, SemIncMcast))
+        if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+            assert isinstance(op, (McastSend, McastSetValid, SemIncMcast))
         if not 0 <= op.num_dests <= U32:
             return False
         site, group = ep.site, op.group  # the group is in range: ``_quick``
@@ -1383,7 +1412,8 @@ class _OpPass:
         if g.sender.x != site.x or g.sender.y != site.y:
             return False
         if cls is McastSend:
-            assert isinstance(op, McastSend)
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, McastSend)
             if op.vc is not None and not 0 <= op.vc < NOC_VCS:
                 return False
             buffers = self.p.buffers
@@ -1403,15 +1433,18 @@ class _OpPass:
                     [(d.x, d.y, land.cb, phases[land.section]) in self._cbs() for d in self.dests[group]])
                 self._landings[key] = ok
             return ok
-        assert isinstance(op, (McastSetValid, SemIncMcast))
+        if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+            assert isinstance(op, (McastSetValid, SemIncMcast))
         xy = self.sem_xy[op.sem]  # a good semaphore (``_quick``): in range
         if cls is McastSetValid:
-            assert isinstance(op, McastSetValid)
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, McastSetValid)
             if (op.vc is not None and not 0 <= op.vc < NOC_VCS) or (site.x, site.y) not in xy or (
                     op.src is not None and (site.x, site.y) not in self.sem_xy[op.src]):
                 return False
         else:
-            assert isinstance(op, SemIncMcast)
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, SemIncMcast)
             if g.loopback or op.by > WORD_MAX:
                 return False
         key = (group, -1 - op.sem)
@@ -1419,7 +1452,8 @@ class _OpPass:
         if ok is None:
             ok = self._landings[key] = all([(d.x, d.y) in xy for d in self.dests[group]])
         if ok and cls is SemIncMcast:
-            assert isinstance(op, SemIncMcast)
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, SemIncMcast)
             incs, by = self.incs, op.by * times
             for d in self.dests[group]:
                 word = (op.sem, d.x, d.y)
@@ -1430,7 +1464,8 @@ class _OpPass:
         """Whether an ``AcquireAcc`` (``_ACC_QUICK``) passes every rule of ``_leaf``: its engine issues it
         (``issues``), its tiles are in ``[1, TILES_MAX]`` and its dtype is the target's. It records nothing; False
         sends it through ``_leaf``, which words each violation (every compute program acquires in each step)."""
-        assert isinstance(op, AcquireAcc)
+        if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+            assert isinstance(op, AcquireAcc)
         return AcquireAcc in self.issues and 1 <= op.tiles <= TILES_MAX and op.dtype in self.p.target.tile_bytes
 
     def _cbs(self) -> set[tuple[int, int, int, int]]:
@@ -1499,9 +1534,14 @@ class _OpPass:
                 phase = phases[sec] if sec < len(phases) else None
                 self.sec = sec
             if phase != last:
-                self.gb, self.gs = gb, gs = self._good(ep.site, phase)
+                site = ep.site  # ``_good``'s table looked up here first (most programs: their site's phase is known)
+                got = self._goods.get((site.x, site.y, phase))
+                self.gb, self.gs = gb, gs = got if got is not None else self._good(site, phase)
                 last = phase
             cls = type(top)
+            if cls is Loop:  # ``op``'s loop case without its call (first: no quick path takes a loop)
+                self._loop(ep, top, (i,), (), 1, _NO_RANGES, i, phase)  # type: ignore[arg-type]
+                continue
             q = quiet.get(cls)
             if q is not None and q(top, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
@@ -1517,8 +1557,6 @@ class _OpPass:
                 self._leaf(ep, top, (i,), (), i, phase)
                 if cls in _WORD_OPS:
                     self._word_range(ep, top, (i,), 1, {})
-            elif cls is Loop:  # ``op``'s loop case without its call
-                self._loop(ep, top, (i,), (), 1, _NO_RANGES, i, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, top, (i,), (), 1, {}, i, phase)
         self.found.extend(self.uses)
@@ -1577,6 +1615,9 @@ class _OpPass:
         quiet, gb, gs, ng = self.quiet, self.gb, self.gs, self.ng
         for j, x in enumerate(op.body):
             cls = type(x)
+            if cls is Loop:  # ``op``'s loop case without its call (first: no quick path takes a loop)
+                self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
+                continue
             q = quiet.get(cls)
             if q is not None and q(x, gb, gs, ng):  # no rule of ``_leaf`` can fail: pass over it
                 continue
@@ -1593,8 +1634,6 @@ class _OpPass:
                 self._leaf(ep, x, where, body_loops, top, phase, inner)
                 if cls in _WORD_OPS:
                     self._word_range(ep, x, where, times, inner)
-            elif cls is Loop:  # ``op``'s loop case without its call
-                self._loop(ep, x, (*at, j), body_loops, times, inner, top, phase)  # type: ignore[arg-type]
             else:
                 self.op(ep, x, (*at, j), body_loops, times, inner, top, phase)
 
@@ -1747,7 +1786,8 @@ class _OpPass:
         # The commonest classes with rules of their own first, each returning: no branch after applies to it (one
         # isinstance chain per op was a tenth of validation).
         if cls is Compute:
-            assert isinstance(op, Compute)
+            if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+                assert isinstance(op, Compute)
             for o in op.ins:
                 if o.pages < 1:
                     self._report(ep, at, op, f"operand pages must be >= 1, got {o.pages}")
@@ -2259,7 +2299,8 @@ def _compute_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> b
     """Whether a ``Compute`` passes every rule of ``_OpPass._leaf`` but its engine's (which ``_QUIET_OF`` holds by
     construction): its ids and tiles (``_quick``), no page read in place and every operand's pages in ``[1,
     PAGES_MAX]``. ``Compute`` records nothing, so the walk may pass over it."""
-    assert isinstance(op, Compute)
+    if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+        assert isinstance(op, Compute)
     return not op.in_place and _QUICK[Compute](op, gb, gs, ng) and all([1 <= o.pages <= PAGES_MAX for o in op.ins])
 
 
@@ -2271,7 +2312,8 @@ def _copy_quiet(op: Op, gb: frozenset[int], gs: frozenset[int], ng: int) -> bool
     """Whether a ``CopyTiles`` passes every rule of ``_OpPass._leaf`` but its engine's (which ``_QUIET_OF`` holds by
     construction): its ids and tiles (``_quick``) and two buffers, not one copied onto itself. ``CopyTiles`` records
     nothing, so the walk may pass over it."""
-    assert isinstance(op, CopyTiles)
+    if typing.TYPE_CHECKING:  # the class is known here (tested by the caller or above): narrowed for mypy only
+        assert isinstance(op, CopyTiles)
     return op.src != op.into and _QUICK[CopyTiles](op, gb, gs, ng)
 
 
