@@ -93,6 +93,7 @@ REFUSED = {
                              "uint32_t v = x; (void)v;"),
     "comparison": ("struct X { bool operator==(const X&) const { cb_pop_front(0, 1); return true; } };", "X x;",
                    "x == x;"),
+    "assignment_through_a_converting_constructor": ("struct X { X(uint32_t) { } };", "X x(1u);", "x = 4u;"),
     "dereference": ("struct X { uint32_t operator*() { cb_pop_front(0, 1); return 0; } };", "X x;", "*x;"),
 }
 

@@ -4483,8 +4483,13 @@ class KernelReader:
                 sd = objects.struct_of(self, v.struct)
                 if sd is not None and any(o.startswith("operator=") for o in sd.operators):
                     self.no_object(v, "=", n)
-        if isinstance(cur, V.Obj) != isinstance(rhs, V.Obj) and cur is not None:
-            self.no_object(cur if isinstance(cur, V.Obj) else rhs, "=", n)
+        if isinstance(cur, V.Obj) and not isinstance(rhs, V.Obj):
+            # a value the reading holds as no object (a number, or one not followed: a call's result it could not
+            # build) assigned to an object: a converting constructor would run first; with none, a copy of the class
+            # (``topology = derive_interval(...)``, kda's reader_select_final_carry.cpp:67)
+            sd = objects.struct_of(self, cur.struct)
+            if sd is not None and any(objects.converts_from_one(c, sd) for c in sd.ctors):
+                self.no_object(cur, "=", n)
 
     def assignment(self, n: Any) -> V.Value:
         lhs = n.child_by_field_name("left")

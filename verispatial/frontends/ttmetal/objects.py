@@ -109,6 +109,21 @@ def _arity(fn: Any) -> tuple[int, int]:
     return (sum(1 for p in ps if p.type == "parameter_declaration"), len(ps))
 
 
+def converts_from_one(ctor: Any, sd: StructDef) -> bool:
+    """Whether constructor ``ctor`` of ``sd`` can build it from one argument that is not a ``sd`` (a converting
+    constructor: ``X(uint32_t)``; a copy or move constructor is not one)."""
+    lo, hi = _arity(ctor)
+    if not lo <= 1 <= hi:
+        return False
+    d = function_declarator(ctor)
+    plist = d.child_by_field_name("parameters") if d is not None else None
+    first = next((p for p in plist.named_children if p.type.endswith("parameter_declaration")), None) \
+        if plist is not None else None
+    typ = first.child_by_field_name("type") if first is not None else None
+    bare = sd.name.rsplit("::", 1)[-1].split("<", 1)[0]
+    return typ is None or typ.text.decode().rsplit("::", 1)[-1].split("<", 1)[0] != bare
+
+
 def _param_types(r: KernelReader, fn: Any) -> list[str]:
     d = function_declarator(fn)
     plist = d.child_by_field_name("parameters") if d is not None else None
