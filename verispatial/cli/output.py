@@ -104,13 +104,13 @@ def console() -> Console:
 
 def emit(lines: list[tuple[str, str]]) -> None:
     """Print ``(text, rich style)`` lines on stdout, never after an interrupt. When rich would print them as they are
-    (``cli.warm._plain``: stdout no terminal; printable ASCII, as rich drops some control characters and expands
+    (``cli.plain.plain_stdout``: stdout no terminal; printable ASCII, as rich drops some control characters and expands
     tabs) they are written directly, as the warm path writes them, and rich is not imported (about 50 ms of a cold
     ``certify -q``'s start)."""
     budget.check_interrupt()
-    from verispatial.cli.warm import _plain
+    from verispatial.cli.plain import plain_stdout
 
-    if _plain() and all(" " <= c <= "~" for text, _style in lines for c in text):
+    if plain_stdout() and all(" " <= c <= "~" for text, _style in lines for c in text):
         sys.stdout.write("".join(text + "\n" for text, _style in lines))
         return
     from rich.text import Text

@@ -23,6 +23,8 @@ import sys
 import time
 from collections.abc import Sequence
 
+from verispatial.cli.plain import plain_stdout
+
 #: Larger program files take the full command (which refuses those past ``ir.limits.DOCUMENT_MAX_BYTES``): hashing
 #: them is no longer the small part of a run this path saves.
 FAST_MAX_BYTES = 64 * 2**20
@@ -63,16 +65,6 @@ def _options(args: Sequence[str]) -> tuple[str, bool, str | None] | None:
     return program, quiet, cache_dir
 
 
-def _plain() -> bool:
-    """Whether rich would print stdout as plain text (no terminal, no colour forced, no notebook): then the lines are
-    written as they are, without importing rich."""
-    if sys.stdout.isatty() or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
-        return False
-    import builtins
-
-    return not hasattr(builtins, "get_ipython")  # rich prints into a notebook's display there
-
-
 def answer(argv: Sequence[str] | None = None) -> int | None:
     """The exit code of a warm ``certify`` printed from the proof store (module docstring), or None: nothing was
     printed, run the full command."""
@@ -109,13 +101,13 @@ def answer(argv: Sequence[str] | None = None) -> int | None:
         return None
     # The progress and the lines as the full command writes them (``cli.certify._certify_one``, ``cli.output.emit``):
     # a bar or a plain line on stderr, then rich's rendering of the lines on stdout — written directly when rich
-    # would print them as they are (``_plain``; printable ASCII, as rich drops some control characters and expands
+    # would print them as they are (``cli.plain.plain_stdout``; printable ASCII, as rich drops some control characters and expands
     # tabs), which spares its import.
     try:
         with progress(f"certify {program}", quiet=quiet) as say:
             say("every obligation from the proof cache")
         lines = summary_lines(summary._replace(seconds=time.perf_counter() - t0))
-        if _plain() and all(" " <= c <= "~" for line, _style in lines for c in line):
+        if plain_stdout() and all(" " <= c <= "~" for line, _style in lines for c in line):
             sys.stdout.write("".join(line + "\n" for line, _style in lines))
         else:
             from verispatial.cli.output import emit
