@@ -220,17 +220,23 @@ def _access_straddle(a: Analysis, b: int, leaves: list[Leaf], rlimit: int,
     name = f"{R.CB_STRADDLE}:b{b}"
     movers: dict[bool, list[Leaf]] = {True: [lf for lf in leaves if isinstance(lf.op, Pop)],
                                       False: [lf for lf in leaves if isinstance(lf.op, Push)]}
+    # per pointer, once: the engines that move it and the sizes of its moves (asked per access, these were a pass
+    # over every mover for every access, quadratic in a buffer's ops: a 100,000-op straight line spent a minute here
+    # past its run budget)
+    moving = {front: {x.engine for x in same} for front, same in movers.items()}
+    size_sets = {front: {pages(x.op) for x in same} for front, same in movers.items()}
     failed: Result | None = None
     for lf in leaves:
+        budget.check()
         for buf, front, what in _pointer_accesses(lf.op):
             if buf != b:
                 continue
             # The pointer is the one engine's that moves it (a reader that only waits, a sharing waiter, keeps its
             # own at the ring's start); the running sum is every such op's, as the interpreter counts it.
             same = movers[front]
-            if not any(x.engine == lf.engine for x in same):
+            if lf.engine not in moving[front]:
                 continue
-            sizes = {pages(x.op) for x in same}
+            sizes = size_sets[front]
             reach = _reach(lf.op, front, what, facts_of(lf.engine), lf.path)
             # A multicast of pages already pushed addresses the write pointer as it was ``back`` pages ago.
             back = lf.op.behind if isinstance(lf.op, McastSend) and what == "behind" else 0
