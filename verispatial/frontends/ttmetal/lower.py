@@ -314,9 +314,6 @@ class _Fill:
     reach: int = 1
     #: where the store that reaches page ``reach - 1`` is
     reach_loc: SourceLoc | None = None
-    #: the stores of pages a push of part of the reservation left (``filled_by_stores``): each page the next push
-    #: publishes must be one a store on every path touched, even a push of one page
-    split: bool = False
 
 
 @attrs.define
@@ -388,8 +385,6 @@ class KernelReader:
         #: per buffer, the pages of this engine's last ``cb_reserve_back`` of it read: which rule a store past the page
         #: being built breaks (``store_extent_check``)
         self.reserved: dict[int, int] = {}
-        #: the fill of the reserved pages a push leaves unpublished (``filled_by_stores``), until the push is counted
-        self.split_fill: tuple[int, _Fill] | None = None
         #: per buffer, the loops open at that reserve: the iterations of a loop opened since all build one reservation
         self.reserve_loops: dict[int, tuple[_Loop, ...]] = {}
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
@@ -795,12 +790,6 @@ class KernelReader:
             # the pages still reserved: a store past them lands in a page this engine has not reserved (at least
             # the page being built, as before any reserve)
             self.reserved[op.buf] = max(1, self.reserved[op.buf] - op.pages)
-        if self.split_fill is not None:
-            # the stores of the reservation's pages not pushed yet: their fill goes on from this push's position
-            cb, rest = self.split_fill
-            self.split_fill = None
-            rest.at = (self.ctr("pushed", cb), self.ctr("fill", cb))
-            self.fills[cb] = rest
 
     # ------------------------------------------------------------------ where the buffer pointers point
 
@@ -1326,33 +1315,25 @@ class KernelReader:
             self.blocks[-1].add(self.patch_op(push.buf, f), f.loc)
             return
         here = self.blocks
-        rest: _Fill | None = None
         if f.reach > push.pages:
             # stores into pages of the reservation past those this push publishes (``cb_reserve_back(cb, 2)``, both
-            # built, ``cb_push_back(cb, 1)`` twice): read when each page pushed is built by a store on every path to
-            # here and no store runs over pages along a loop the push is in; the stores of the later pages stay a
-            # fill of the buffer's next pages, published by the pushes that follow (``split_fill``)
+            # built, ``cb_push_back(cb, 1)`` twice) are refused: the stores build the reserved pages contiguously from
+            # the write pointer (a reservation does not wrap, dataflow_api.h:218-220), where a fill per push would put
+            # the later pages at the ring's start when the reservation ends past the ring's end (a new user's v01:
+            # reserve 2 at the ring's last page, both built, pushed one at a time, proved)
             unbuilt = [k for k in range(push.pages) if not any(
                 page == k and _certain_to(lineage, here) for page, lineage in f.touched)]
             along = any(lp is open_ for lp in f.spans for open_ in self.loops)
-            # Refused in every case until the reservation's straddle is said: the stores build the reserved pages
-            # contiguously from the write pointer (a reservation does not wrap, dataflow_api.h:218-220), where a fill
-            # per push puts the later pages at the ring's start when the reservation ends past the ring's end (a new
-            # user's v01: reserve 2 at the ring's last page, both built, pushed one at a time, proved)
-            if True:
-                why = f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
-                    if unbuilt and f.copy is None and not (self.trial or self.survey) else \
-                    "stores over several pages along a loop the push is in" if along and f.copy is None else \
-                    f"it publishes {push.pages}" if f.copy is not None or self.trial or self.survey else \
-                    "the reserved pages pushed a part at a time (the stores build them contiguously from the write " \
-                    "pointer, where a reservation past the ring's end does not wrap, dataflow_api.h:218-220: not " \
-                    "followed yet)"
-                raise Refused("plain store not into the pages pushed", f.reach_loc or f.loc,
-                              f"c_{push.buf}: a store reaches page {f.reach - 1} of the reservation, but the push at "
-                              f"{self.loc(node).file}:{self.loc(node).line} publishes {push.pages}: {why}")
-            rest = attrs.evolve(f, touched=tuple((k - push.pages, b) for k, b in f.touched if k >= push.pages),
-                                reach=f.reach - push.pages, split=True)
-        if push.pages != 1 or f.split:
+            why = f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
+                if unbuilt and f.copy is None and not (self.trial or self.survey) else \
+                "stores over several pages along a loop the push is in" if along and f.copy is None else \
+                f"it publishes {push.pages}" if f.copy is not None or self.trial or self.survey else \
+                "the reserved pages pushed a part at a time (the stores build them contiguously from the write " \
+                "pointer, where a reservation past the ring's end does not wrap, dataflow_api.h:218-220)"
+            raise Refused("plain store not into the pages pushed", f.reach_loc or f.loc,
+                          f"c_{push.buf}: a store reaches page {f.reach - 1} of the reservation, but the push at "
+                          f"{self.loc(node).file}:{self.loc(node).line} publishes {push.pages}: {why}")
+        if push.pages != 1:
             # each page the push publishes built by a store on every path to it (``store_extent_check``)
             # (a trial or survey reading follows no page: l1_check checks nothing there)
             unbuilt = [] if self.trial or self.survey else [k for k in range(push.pages) if not any(
@@ -1363,11 +1344,6 @@ class KernelReader:
                 self.refuse("plain stores into a push of more than one page", node,
                             f"{push.pages} pages of c_{push.buf}: stores over several of them along a loop the push is "
                             "in, each iteration building part of them")
-            if f.split and unbuilt:
-                # a later push of a reservation built at once: the page it publishes is the stores' next one
-                self.refuse("plain stores into a push of part of the reservation", node,
-                            f"c_{push.buf}: the push publishes the next {push.pages} of the reserved pages the stores "
-                            f"build, and its page {unbuilt[0]} is not built by a store on every path to it")
             if f.copy is not None or unbuilt:
                 self.refuse("plain stores into a push of more than one page", node,
                             f"{push.pages} pages of c_{push.buf}: "
@@ -1395,8 +1371,6 @@ class KernelReader:
             raise AssertionError("a constant fill has no source")
         self.blocks[-1].add(fill, f.loc)
         self.count(fill)
-        if rest is not None:
-            self.split_fill = (push.buf, rest)  # back in ``fills`` once the push is counted (``emit``)
 
     def patch_op(self, cb: int, f: _Fill) -> FillTiles:
         """The ``FillTiles`` of no tile that patch ``f`` of buffer ``cb`` (``patch_store``) becomes where the tiles are
