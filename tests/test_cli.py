@@ -414,6 +414,17 @@ def test_console_script_and_module_entry_points() -> None:
     assert proc.stdout == f"{VALID}: valid: program small, target wormhole_b0, 2 engine programs, 8 ops\n"
 
 
+def test_module_entry_point_under_a_profiler_writes_its_profile(tmp_path: Path) -> None:
+    """``python -m verispatial`` skips the interpreter's teardown (``os._exit``) but not under a profiler: cProfile
+    writes its file at exit (cProfile itself drops the exit code: its ``runctx`` swallows ``SystemExit``)."""
+    out = tmp_path / "run.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "verispatial", "validate", VALID],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 0
+    assert "validate" in out.read_bytes().decode("latin-1")  # the profile holds the command's calls
+
+
 def test_certificate_derivation_failure_writes_no_file(fake: Fake, capsys: pytest.CaptureFixture[str],
                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def derive_certificate(program: Any, report: Any = None) -> dict[str, Any]:
