@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from verispatial.certify.report import Report, Verdict
 from verispatial.driver.run import certify
 from verispatial.driver.shared import canonical
-from verispatial.errors import ComposeRefused, ParseError
+from verispatial.errors import ComposeRefused, InvalidProgram, ParseError
 from verispatial.families.memory.encoding import check_memory
 from verispatial.ir import (
     WORMHOLE,
@@ -520,6 +520,20 @@ def test_bad_sharded_host_files_name_the_field(tmp_path: Path, edit: Callable[[d
     assert e.value.field == field
     assert rule in e.value.rule
 
+
+def test_a_buffer_rule_broken_names_the_host_buffer_not_the_program_id(tmp_path: Path) -> None:
+    """A structural rule a host buffer breaks on a core (``out`` globally allocated on the input tensor, which the
+    compute kernel writes) names the host description's entry, ``buffers[1]``, and the core: the program's buffer ids
+    (one per core and index) are not the ones the user wrote (a new user's report named ``buffer 1 (out)``)."""
+    pytest.importorskip("tree_sitter_cpp")
+    from verispatial.frontends.ttmetal import import_host
+
+    with pytest.raises(InvalidProgram) as e:
+        import_host(_host(tmp_path, lambda d: d["buffers"][1].update(globally_allocated="src")))
+    entities = [v.entity for v in e.value.violations]
+    assert "buffers[1] (out, index 16) on core (0,0)" in entities
+    assert "buffers[1] (out, index 16) on core (1,0)" in entities
+    assert not [x for x in entities if x.startswith("buffer ")]
 
 def test_the_vendor_host_reads_what_the_transcription_says() -> None:
     """``examples/ttmetal/eltwise_binary_sharded/host.yaml`` through the front end, reading the wheel's kernels under

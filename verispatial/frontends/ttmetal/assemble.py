@@ -3,6 +3,7 @@ multicast groups and trips the kernels' reading found, and one engine program pe
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -122,17 +123,30 @@ def assemble(host: HostSpec) -> Program:
     # the schema too: a value a kernel computes (an increment of 0) may be one no document may hold
     vs = validate(p) or schema_violations(p)
     if vs:
-        raise InvalidProgram([_located(p, v) for v in vs])
+        raise InvalidProgram([_located(p, host, v) for v in vs])
     return p
 
 
-def _located(p: Program, v: IrViolation) -> IrViolation:
+def _located(p: Program, host: HostSpec, v: IrViolation) -> IrViolation:
     """``v`` with the kernel's file:line it was read from in front of its entity, where an op breaks it (a kernel
-    multicasting a flag to a core the host gives no word of the semaphore): the user wrote the line, not the op."""
+    multicasting a flag to a core the host gives no word of the semaphore): the user wrote the line, not the op.
+    A rule a buffer breaks names the host description's field instead (``buffers[1] (out) on core (0,0)``): the
+    program's buffer ids (one per core and index) are not the ones the user wrote."""
     loc = p.source_of(v.engine, v.path) if v.engine is not None and v.path is not None else None
-    if loc is None:
-        return v
-    return IrViolation(f"{loc.file}:{loc.line}: {v.entity}", v.rule, v.engine, v.path)
+    if loc is not None:
+        return IrViolation(f"{loc.file}:{loc.line}: {v.entity}", v.rule, v.engine, v.path)
+    m = _BUFFER_ENTITY.match(v.entity)
+    if m is not None and int(m[1]) < len(p.buffers):
+        b = p.buffers[int(m[1])]
+        at = [i for i, hb in enumerate(host.buffers) if hb.name == b.name]
+        if at:
+            return IrViolation(f"buffers[{at[0]}] ({b.name}, index {b.cb}) on core ({b.site.x},{b.site.y})"
+                               f"{v.entity[m.end():]}", v.rule, v.engine, v.path)
+    return v
+
+
+#: how ``validate`` names a buffer (``buffer 3 (out)``): its id in the program, then its name
+_BUFFER_ENTITY = re.compile(r"buffer (\d+) \([^)]*\)")
 
 
 def _dtype(name: str) -> str:
