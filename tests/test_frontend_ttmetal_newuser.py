@@ -237,6 +237,22 @@ def test_a_section_in_the_dst_hand_over_is_proved(tmp_path: Path, section: tuple
     assert _verdict(_with_compute(tmp_path, *section), capsys) == (0, set())
 
 
+@pytest.mark.parametrize(("section", "line"), [
+    # one pack past the page reserved, after the in-order one (a new user's c_pack_extra: refused at the next
+    # iteration's first pack, a line the kernel's author did not get wrong)
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_wait();", "pack_tile(0, 16);",
+      "pack_tile(0, 16);", "tile_regs_release();"), SECTION + 5),
+    # a pack at tile 1 of a one-page reservation by its index (pack_tile<true>, llk_pack_common_api.h:93-95)
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_wait();",
+      "pack_tile<true>(0, 16, 1);", "tile_regs_release();"), SECTION + 4),
+])
+def test_a_pack_past_the_reserved_pages_is_refused_at_its_line(tmp_path: Path, section: tuple[str, ...],
+                                                               line: int) -> None:
+    """The packer writes wherever its position points: a pack past the reserved page writes a page the consumer may
+    still read (cb-write-unreserved). The refusal names the pack that runs past, not a later one."""
+    e = _refused(_with_compute(tmp_path, *section), "pack past the reserved pages", "compute.cpp", line)
+    assert "tile 1 from out's write pointer, past the 1 reserved at compute.cpp:7" in str(e)
+
 # --- Semaphore.up of the own word -----------------------------------------------------------------------------------
 
 def _semup_host(tmp_path: Path, remote: bool, want: int) -> Path:

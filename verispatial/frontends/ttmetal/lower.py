@@ -387,6 +387,9 @@ class KernelReader:
         self.reserved: dict[int, int] = {}
         #: per buffer, the loops open at that reserve: the iterations of a loop opened since all build one reservation
         self.reserve_loops: dict[int, tuple[_Loop, ...]] = {}
+        #: per buffer, the tiles filled past the write pointer at its last reserve and where that reserve is, until
+        #: a push moves the window: a pack at or past the reserved tiles from there writes pages not reserved
+        self.reserve_fill: dict[int, tuple[V.Sym, SourceLoc]] = {}
         #: loop bodies read once in which a store into a read tile relied on no read being in flight at the body's
         #: start, with the store's place (``read_landed``, ``patch_loop_closed``)
         self.patch_loops: list[tuple[Block, SourceLoc]] = []
@@ -768,6 +771,7 @@ class KernelReader:
             self.patch_sent.discard(op.buf)
             self.reserved[op.buf] = op.pages
             self.reserve_loops[op.buf] = tuple(self.loops)
+            self.reserve_fill[op.buf] = (self.ctr("fill", op.buf), self.loc(node))
         elif isinstance(op, (ReadTiles, RemoteRead)):
             self.noc_filled.add(op.into)
         if isinstance(op, (ReadTiles, RemoteRead)):
@@ -790,6 +794,8 @@ class KernelReader:
             # the pages still reserved: a store past them lands in a page this engine has not reserved (at least
             # the page being built, as before any reserve)
             self.reserved[op.buf] = max(1, self.reserved[op.buf] - op.pages)
+        if isinstance(op, Push):
+            self.reserve_fill.pop(op.buf, None)
 
     # ------------------------------------------------------------------ where the buffer pointers point
 
@@ -1075,6 +1081,8 @@ class KernelReader:
                             "(llk_pack_common_api.h:117-120)")
             want = self.ctr("fill", cb)
             have = self.ctr("packed", cb) if index is None else index
+            if isinstance(have, V.Sym):
+                self.pack_in_window(cb, have + V.const(tiles - 1), node)
             if not isinstance(have, V.Sym):
                 self.int_of(have, node, "output tile index")  # refuses, naming why
             if have != want:
@@ -1085,6 +1093,22 @@ class KernelReader:
                             f"model's pack is at {_tiles(want)} past it")
         if index is None:
             self.bump("packed", cb, tiles)
+
+    def pack_in_window(self, cb: int, last: V.Sym | V.Opaque, node: Any) -> None:
+        """Refuses a pack whose last tile ``last`` (tiles past the write pointer) lies past the pages of the buffer's
+        last reserve (``cb_reserve_back``), as far as the reading can tell: the packer writes wherever its position
+        points (llk_pack_common_api.h), so such a pack overwrites pages the consumer may still read
+        (``cb-write-unreserved``), and the packer's position, reset by the push, no longer matches the model's."""
+        at = self.reserve_fill.get(cb)
+        if at is None or not isinstance(last, V.Sym) or cb not in self.reserved:
+            return
+        past = last + (-at[0])
+        room = self.reserved[cb] * self.cb_index[cb].page_tiles
+        if isinstance(past, V.Sym) and past.is_const and past.const >= room:
+            self.refuse("pack past the reserved pages", node,
+                        f"{self.text(node)}: tile {past.const} from {self.cb_index[cb].name}'s write pointer, past "
+                        f"the {room} reserved at {at[1].file}:{at[1].line}: the packer writes a page the consumer may "
+                        "still read (cb-write-unreserved)")
 
     def pointer(self, cb: int, front: bool, node: Any, offset: V.Sym | V.Opaque | None = None) -> V.L1Ptr:
         """Buffer ``cb``'s read (``front``) or write pointer as this engine's RISC holds it now, plus ``offset``
