@@ -242,9 +242,9 @@ def test_a_section_in_the_dst_hand_over_is_proved(tmp_path: Path, section: tuple
     # iteration's first pack, a line the kernel's author did not get wrong)
     (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_wait();", "pack_tile(0, 16);",
       "pack_tile(0, 16);", "tile_regs_release();"), SECTION + 5),
-    # a pack at tile 1 of a one-page reservation by its index (pack_tile<true>, llk_pack_common_api.h:93-95)
-    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_wait();",
-      "pack_tile<true>(0, 16, 1);", "tile_regs_release();"), SECTION + 4),
+    # the same by its index (pack_tile<true>, llk_pack_common_api.h:93-95) at the next tile, past the one reserved
+    (("tile_regs_acquire();", "copy_tile(0, 0, 0);", "tile_regs_commit();", "tile_regs_wait();", "pack_tile(0, 16);",
+      "pack_tile<true>(0, 16, 1);", "tile_regs_release();"), SECTION + 5),
 ])
 def test_a_pack_past_the_reserved_pages_is_refused_at_its_line(tmp_path: Path, section: tuple[str, ...],
                                                                line: int) -> None:

@@ -252,6 +252,26 @@ def _cores(v: Any, where: str, mesh: tuple[int, int] | None = None) -> tuple[Sit
 _RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*$")
 
 
+def _ranges_in_several_units(units: list[dict[str, Any]]) -> set[str]:
+    """The runtime args (``n``) and varargs (``reader[0]``) given a range with no trip named in more than one work
+    unit. Each unit is its own ``SetRuntimeArgs`` on its own cores, so the host may give them different values
+    (core groups 1 and 2 of a factory's ``split_work_to_cores`` get different counts): such a range is a trip of its
+    unit (``n@work_units[1]``), and only a trip named in the file (``{range: .., trip: T}``) says two units share one
+    value. (Until 2026-12-08 the arg's name was the trip everywhere: a sender's ``n`` on one core and its receiver's
+    ``n`` on another were one value, and a count of 3 against 4, which hangs the receiver, proved.)"""
+    seen: dict[str, set[int]] = {}
+    for i, u in enumerate(units):
+        for given in u.get("runtime_args", {}).values():
+            for a, v in given.items():
+                if isinstance(v, str) or (isinstance(v, dict) and "range" in v and "trip" not in v):
+                    seen.setdefault(a, set()).add(i)
+        for n, given in u.get("varargs", {}).items():
+            for j, v in enumerate(given):
+                if isinstance(v, str) or (isinstance(v, dict) and "range" in v and "trip" not in v):
+                    seen.setdefault(f"{n}[{j}]", set()).add(i)
+    return {a for a, at in seen.items() if len(at) > 1}
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are all different (``ParseError`` naming the first given twice)."""
     out: dict[str, Any] = {}
@@ -524,6 +544,7 @@ def load_host(path: str | Path) -> HostSpec:
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
     on_noc: dict[tuple[Site, int], str] = {}
+    apart = _ranges_in_several_units(d["work_units"])
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
         cores = _cores(u["cores"], f"{w}.cores", mesh)
@@ -550,7 +571,8 @@ def load_host(path: str | Path) -> HostSpec:
                 if a not in k.runtime_args:
                     raise ParseError(f"{w}.runtime_args.{n}.{a}", f"kernel {n!r} declares no runtime arg {a!r} "
                                                                   f"(declares: {', '.join(k.runtime_args) or 'none'})")
-            args[n] = {a: value(v, f"{w}.runtime_args.{n}.{a}") for a, v in given.items()}
+            args[n] = {a: value(v, f"{w}.runtime_args.{n}.{a}", f"{a}@{w}" if a in apart else None)
+                       for a, v in given.items()}
         varargs: dict[str, tuple[Value, ...]] = {}
         for n, given in u.get("varargs", {}).items():
             if n not in u["kernels"]:
@@ -561,7 +583,8 @@ def load_host(path: str | Path) -> HostSpec:
                 # reshard_program_factory_generic.cpp:856, Varargs(num_varargs, 0u))
                 raise ParseError(f"{w}.varargs.{n}", f"kernel {n!r} declares {k.varargs} varargs, got "
                                                      f"{len(given)} values")
-            varargs[n] = tuple(value(v, f"{w}.varargs.{n}[{j}]") for j, v in enumerate(given))
+            varargs[n] = tuple(value(v, f"{w}.varargs.{n}[{j}]", f"{n}[{j}]@{w}" if f"{n}[{j}]" in apart else None)
+                               for j, v in enumerate(given))
         units.append(WorkUnit(cores, tuple(u["kernels"]), args, varargs))
     every = tuple(dict.fromkeys(c for u in units for c in u.cores))
     for c in dict.fromkeys((*every, *(c for s in sems for c in s.cores or ()))):

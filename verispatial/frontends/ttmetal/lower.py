@@ -1081,8 +1081,6 @@ class KernelReader:
                             "(llk_pack_common_api.h:117-120)")
             want = self.ctr("fill", cb)
             have = self.ctr("packed", cb) if index is None else index
-            if isinstance(have, V.Sym):
-                self.pack_in_window(cb, have + V.const(tiles - 1), node)
             if not isinstance(have, V.Sym):
                 self.int_of(have, node, "output tile index")  # refuses, naming why
             if have != want:
@@ -1091,6 +1089,7 @@ class KernelReader:
                 self.refuse("pack not at the buffer's next unfilled tile", node,
                             f"{self.text(node)}: {how} is {_tiles(have)} past {b.name}'s write pointer, but the "
                             f"model's pack is at {_tiles(want)} past it")
+            self.pack_in_window(cb, want + V.const(tiles - 1), node)
         if index is None:
             self.bump("packed", cb, tiles)
 
