@@ -129,3 +129,16 @@ def test_a_trip_named_in_the_file_is_one_value_across_units(tmp_path: Path,
 def test_a_range_in_one_unit_keeps_the_args_name(tmp_path: Path) -> None:
     host = load_host(_host(tmp_path, "1..4", "1..4", one_unit=True))
     assert host.work_units[0].runtime_args["snd"]["n"] == TripRange("n", 1, 4)
+
+
+def test_a_named_compile_time_range_of_two_kernels_is_two_trips(tmp_path: Path) -> None:
+    """A named compile-time arg is its kernel's own (``CreateKernel``'s ``named_compile_args``), as a positional
+    one is: two kernels given ``n: '1..4'`` are two values unless the trip is named in both."""
+    path = _host(tmp_path, 2, 2)
+    d = json.loads(path.read_text())
+    d["kernels"][0]["named_compile_time_args"] = {"k": "1..4"}
+    d["kernels"][1]["named_compile_time_args"] = {"k": "1..4"}
+    d["kernels"][2]["named_compile_time_args"] = {"k": {"range": "1..4", "trip": "k"}}
+    path.write_text(json.dumps(d))
+    got = {k.name: k.named_compile_time_args["k"] for k in load_host(path).kernels}
+    assert got == {"snd": TripRange("snd.k", 1, 4), "rcv": TripRange("rcv.k", 1, 4), "writer": TripRange("k", 1, 4)}

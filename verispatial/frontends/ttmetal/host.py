@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -263,13 +264,18 @@ def _ranges_in_several_units(units: list[dict[str, Any]]) -> set[str]:
     for i, u in enumerate(units):
         for given in u.get("runtime_args", {}).values():
             for a, v in given.items():
-                if isinstance(v, str) or (isinstance(v, dict) and "range" in v and "trip" not in v):
+                if _unnamed_range(v):
                     seen.setdefault(a, set()).add(i)
         for n, given in u.get("varargs", {}).items():
             for j, v in enumerate(given):
-                if isinstance(v, str) or (isinstance(v, dict) and "range" in v and "trip" not in v):
+                if _unnamed_range(v):
                     seen.setdefault(f"{n}[{j}]", set()).add(i)
     return {a for a, at in seen.items() if len(at) > 1}
+
+
+def _unnamed_range(v: Any) -> bool:
+    """Whether an argument value is a range that names no trip (``"1..4"``, ``{range: "1..4"}``)."""
+    return isinstance(v, str) or (isinstance(v, dict) and "range" in v and "trip" not in v)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -463,6 +469,11 @@ def load_host(path: str | Path) -> HostSpec:
         return SemId(names.index(v["semaphore"]), v["semaphore"])
 
     kernels: list[HostKernel] = []
+    # a named compile-time arg is its kernel's own too (``CreateKernel``'s ``named_compile_args``): a range with no
+    # trip named that several kernels give is a trip per kernel (``reader.n``), as ``_ranges_in_several_units`` says
+    # for work units
+    apart_named = {n for n, c in Counter(n for k in d["kernels"] for n, v in k.get("named_compile_time_args", {}).items()
+                                         if _unnamed_range(v)).items() if c > 1}
     for i, k in enumerate(d["kernels"]):
         w = f"kernels[{i}]"
         if any(o.name == k["name"] for o in kernels):
@@ -490,7 +501,8 @@ def load_host(path: str | Path) -> HostSpec:
             # is named with the kernel's, two kernels' get_compile_time_arg_val(0) are two values
             tuple(value(v, f"{w}.compile_time_args[{j}]", f"{k['name']}.compile_time_args[{j}]")
                   for j, v in enumerate(k.get("compile_time_args", []))),
-            {n: value(v, f"{w}.named_compile_time_args.{n}") for n, v in k.get("named_compile_time_args", {}).items()},
+            {n: value(v, f"{w}.named_compile_time_args.{n}", f"{k['name']}.{n}" if n in apart_named else None)
+             for n, v in k.get("named_compile_time_args", {}).items()},
             rt, {n: str(int(v) if isinstance(v, bool) else v) for n, v in k.get("defines", {}).items()},
             bool(k.get("fp32_dest_acc_en", False)), bindings, k.get("varargs", 0), dict(k.get("dfb_bindings", {}))))
     knames = [k.name for k in kernels]
