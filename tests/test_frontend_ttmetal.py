@@ -319,6 +319,8 @@ def test_refusals_name_construct_and_line(tmp_path: Path, capsys: pytest.Capture
      "'a,b' is not a core \"x,y\" or a rectangle"),
     (lambda d: d["work_units"].append({"cores": "0,0-1,0", "kernels": ["k"]}), "work_units[1].cores",
      "core (0,0) is also in work_units[0], which runs 'k' on its reader processor"),
+    # a kernel listed twice in one unit was named as the IR's "one program per (site, engine)", no field
+    (lambda d: d["work_units"][0].update(kernels=["k", "k"]), "work_units[0].kernels", "kernel 'k' is listed twice"),
 ])
 def test_bad_host_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, field: str, rule: str) -> None:
     path = _host(tmp_path, "refuse", edit)

@@ -560,9 +560,11 @@ def load_host(path: str | Path) -> HostSpec:
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
         cores = _cores(u["cores"], f"{w}.cores", mesh)
-        for n in u["kernels"]:
+        for j, n in enumerate(u["kernels"]):
             if n not in knames:
                 raise ParseError(f"{w}.kernels", f"no kernel {n!r} (declared: {', '.join(knames)})")
+            if n in u["kernels"][:j]:  # a kernel runs once per core (one program per processor)
+                raise ParseError(f"{w}.kernels", f"kernel {n!r} is listed twice")
             k = kernels[knames.index(n)]
             for c in cores:
                 other, j = placed.setdefault((c, k.engine), (n, i))
