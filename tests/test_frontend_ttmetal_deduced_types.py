@@ -155,3 +155,47 @@ def test_a_page_count_out_of_range_is_refused_at_the_kernels_line(tmp_path: Path
         _read(tmp_path, f"    {call}")
     assert e.value.loc.line == 3
     assert str(e.value.loc.file).endswith("k.cpp")
+
+
+# ------------------------------------------------------------------ 5. every other look-up by name
+
+
+_HELPER_USE = """static uint32_t bumped(uint8_t& x) { x += 2; return x; }
+static uint32_t wrapped(uint8_t x) { uint8_t& r = x; r += 2; return r; }
+"""
+
+
+@pytest.mark.parametrize(("prelude", "value"), [
+    ("    uint8_t a = 255;", "bumped(a)"),  # the reference parameter holds 1 in the callee too
+    ("", "wrapped(255)"),
+])
+def test_a_reference_parameter_holds_its_type_in_the_callee(tmp_path: Path, prelude: str, value: str) -> None:
+    host = _inc_host(tmp_path, INCREMENTS[0] % value, prelude)
+    src = (tmp_path / "inc.cpp").read_text().replace("void kernel_main() {", _HELPER_USE + "void kernel_main() {", 1)
+    (tmp_path / "inc.cpp").write_text(src)
+    assert _increments(import_host(host)) == [1]
+
+
+@pytest.mark.parametrize(("decl", "count"), [
+    ("uint8_t s = 250; for (auto i = s; i != 4; ++i)", 10),  # an auto index of a uint8_t wraps past 255 to 0
+    ("uint8_t s = 250; uint8_t& r = s; for (auto i = r; i != 4; ++i)", 10),
+])
+def test_a_loop_index_deduced_narrow_wraps_as_its_type(tmp_path: Path, decl: str, count: int) -> None:
+    ep = _read(tmp_path, f"    {decl} {{ cb_reserve_back(0, 1); cb_push_back(0, 1); }}")
+    assert _pushed(ep) + sum(op.count * 0 for op in walk(ep.ops) if isinstance(op, Loop)) == count
+
+
+@pytest.mark.parametrize("decl", [
+    "uint8_t s = 0; for (auto i = s; i < 300; ++i)",  # never ends on the device: i wraps at 256
+    "uint8_t s = 0; decltype(s) e = 0; for (auto i = e; i < 300; ++i)",
+])
+def test_a_loop_index_deduced_narrow_that_never_ends_is_refused(tmp_path: Path, decl: str) -> None:
+    with pytest.raises(Refused, match="wraps before its condition ends it"):
+        _read(tmp_path, f"    {decl} {{ cb_reserve_back(0, 1); cb_push_back(0, 1); }}")
+
+
+def test_decltype_of_a_reference_is_its_referents_type(tmp_path: Path) -> None:
+    """``decltype(r)`` of a ``uint8_t& r`` is ``uint8_t&``; a variable of ``decltype(a)`` of the referent a ``uint8_t``."""
+    ep = _read(tmp_path, "    uint8_t a = 255; uint8_t& r = a; decltype(a) k = r; k += 2;",
+               "    if (k == 1) { cb_push_back(0, 1); }")
+    assert _pushed(ep) == 1

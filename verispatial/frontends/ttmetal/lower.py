@@ -1487,6 +1487,19 @@ class KernelReader:
                             f"{self.text(node)}: {name} is one object with a variable {o} no longer names")
             self._bind(o, self.lookup(name))
 
+    def type_of(self, name: str) -> str:
+        """The C++ type of the object variable ``name`` names here (``deduced.object_type``: declared, deduced by
+        ``auto``, a reference's referent's), else the type every declaration of the name in the kernel gives it ("" when
+        several or none)."""
+        scoped = deduced.object_type(self, name)
+        return scoped if scoped is not None else self.declared.get(name, "")
+
+    def is_narrow(self, name: str) -> bool:
+        """Whether the object ``name`` names here is of an integer type narrower than the 32-bit word (``type_of``);
+        of a name whose declaration in scope is not held, whether any declaration of it in the kernel is."""
+        scoped = deduced.object_type(self, name)
+        return _narrow(scoped) if scoped is not None else name in self.narrow
+
     def ref_names(self, name: str) -> tuple[str, ...]:
         """The other names of the object ``name`` names (references bound to it, or it to them: ``T& r0 = k; T& r =
         r0;`` makes k, r0 and r one object), by the innermost scope that says; () when none."""
@@ -1923,7 +1936,7 @@ class KernelReader:
         if t.type == "template_type":
             t = t.child_by_field_name("name")
         if t.type == "decltype" and t.named_child_count == 1 and t.named_children[0].type == "identifier":
-            return self.declared.get(t.named_children[0].text.decode(), "") or "decltype"
+            return self.type_of(t.named_children[0].text.decode()) or "decltype"
         s: str = t.text.decode()
         return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
 
@@ -2128,7 +2141,7 @@ class KernelReader:
             self.refuse("loop bound varying with an enclosing loop index", n, self.text(cond))
         count: int | str | TripCount
         if span.trip is None:
-            if op == "!=" and (span.const < 0 or span.const % abs(step)) and _narrow(self.declared.get(var, "")):
+            if op == "!=" and (span.const < 0 or span.const % abs(step)) and _narrow(self.type_of(var)):
                 # ``for (uint8_t i = 250; i != 4; ++i)``: the index wraps past 255 to 0 and reaches its bound after
                 # 10 iterations (or never): read as it runs, each value converted to the index's type (``assign``)
                 self.unroll(n, cond, upd, body, "for loop whose index wraps before its condition ends it")
@@ -2171,7 +2184,7 @@ class KernelReader:
             self.refuse("for loop whose index wraps before its condition ends it", n,
                         f"{self.text(cond)}: {var} reaches {end.const}"
                         + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
-        if var in self.narrow:
+        if self.is_narrow(var):
             self.narrow_index(n, var, cond, a, end)
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
@@ -2197,7 +2210,7 @@ class KernelReader:
         the count read from the condition would be 300. The values are bounded over every enclosing loop index and
         trip value (``value_range``); a name declared with several types is checked against the narrowest rule
         there is, 8 unsigned bits."""
-        t = self.declared.get(var, "")
+        t = self.type_of(var)
         width = _size_of_type(t) if t else 1
         if width is None or width >= 4 or t.endswith("bool"):
             return
@@ -5665,6 +5678,11 @@ class KernelReader:
             if _converts(t) and isinstance(v, (V.Sym, V.Ranged)) and not p.startswith("&"):
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
+            if deduced.canonical(t) and i < len(f.param_declarators) and f.param_declarators[i] in (
+                    "identifier", "reference_declarator"):
+                # an integer parameter, or a reference parameter to the caller's integer object, has that type: a
+                # store to it in the callee converts ([expr.ass]; ``void f(uint8_t& x) { x += 2; }`` of 255 holds 1)
+                scope[p.lstrip("&") + _TYPE_KEY] = V.Opaque(t)
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
             if p in f.variadic:
                 # a pack takes every argument from here on (``f<0, 1, 2>()`` of ``template <uint32_t... Is>``)
