@@ -199,3 +199,12 @@ def test_decltype_of_a_reference_is_its_referents_type(tmp_path: Path) -> None:
     ep = _read(tmp_path, "    uint8_t a = 255; uint8_t& r = a; decltype(a) k = r; k += 2;",
                "    if (k == 1) { cb_push_back(0, 1); }")
     assert _pushed(ep) == 1
+
+
+def test_auto_of_a_helpers_result_has_its_declared_type(tmp_path: Path) -> None:
+    """``auto k = ret8(255)`` of ``uint8_t ret8(uint32_t)`` is a ``uint8_t``: ``k += 2`` holds 1."""
+    host = _inc_host(tmp_path, INCREMENTS[0] % "k", "    auto k = ret8(255); k += 2;")
+    src = (tmp_path / "inc.cpp").read_text().replace(
+        "void kernel_main() {", "static uint8_t ret8(uint32_t v) { return v; }\nvoid kernel_main() {", 1)
+    (tmp_path / "inc.cpp").write_text(src)
+    assert _increments(import_host(host)) == [1]

@@ -131,6 +131,12 @@ def expr_type(r: KernelReader, n: Any) -> str | None:
             return "uint32_t"  # ``constexpr uint32_t`` (api/compile_time_args.h)
         if text in ("get_arg_val", "get_common_arg_val") and fn.type == "template_function":
             return canonical(fn.child_by_field_name("arguments").text.decode().strip("<>"))
+        hit = r.prog.functions.get(text) if fn is not None and fn.type == "identifier" and \
+            r.lookup(text) is None else None
+        if hit is not None and hit[0].type == "function_definition":
+            # a function the kernel or a followed header defines, not a template: its declared result type
+            typ = hit[0].child_by_field_name("type")
+            return canonical(r.resolved(typ.text.decode())) if typ is not None else None
         return None
     if t == "unary_expression":
         op = n.child_by_field_name("operator").type
