@@ -1444,9 +1444,10 @@ class KernelReader:
         scoped = deduced.object_type(self, name)
         t = scoped if scoped is not None else self.declared.get(name, "")
         if scoped == deduced.UNKNOWN and isinstance(value, (V.Sym, V.Ranged, V.Wide)) and not (
-                isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 2):
+                isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 2) and value != self.lookup(name):
             # an object ``auto`` deduced from what the reading cannot type (a call's result) may be a ``uint8_t`` or
-            # a ``bool``: the number stored converts to a type not known ([expr.ass]), never guessed
+            # a ``bool``: a new number stored converts to a type not known ([expr.ass]), never guessed (the value it
+            # holds already, as a loop read once rebinds what its body leaves unchanged, is no new number)
             value = V.Opaque(f"{name}: its C++ type is not known (deduced by auto from a value the reading does not "
                              "type), so what a store into it holds is not")
         elif isinstance(value, (V.Sym, V.Ranged, V.Wide)) and (
