@@ -208,3 +208,11 @@ def test_auto_of_a_helpers_result_has_its_declared_type(tmp_path: Path) -> None:
         "void kernel_main() {", "static uint8_t ret8(uint32_t v) { return v; }\nvoid kernel_main() {", 1)
     (tmp_path / "inc.cpp").write_text(src)
     assert _increments(import_host(host)) == [1]
+
+
+def test_decltype_of_a_reference_is_not_read_as_a_copy(tmp_path: Path) -> None:
+    """``decltype(r) k = a;`` of a ``uint8_t& r`` makes ``k`` a reference to ``a``: a store through it changes ``a``,
+    which a copy would not (main read it as a copy and pushed): refused by name."""
+    with pytest.raises(Refused, match="decltype of a reference"):
+        _read(tmp_path, "    uint8_t a = 1; uint8_t& r = a; decltype(r) k = a; k += 1;",
+              "    if (a == 1) { cb_push_back(0, 1); }")

@@ -1800,6 +1800,8 @@ class KernelReader:
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 init = d.child_by_field_name("value") if d.type == "init_declarator" else None
                 otype, temporary = self.object_type_of(tname, inner, init, n)
+                self.scopes[-1][name + _IS_REF_KEY] = V.const(1) if inner is not None and \
+                    inner.type == "reference_declarator" else None
                 if not temporary:
                     self.bind_reference(name, d, n)
                 elif isinstance(value, (V.Sym, V.Ranged, V.Wide)):
@@ -1937,7 +1939,13 @@ class KernelReader:
         if t.type == "template_type":
             t = t.child_by_field_name("name")
         if t.type == "decltype" and t.named_child_count == 1 and t.named_children[0].type == "identifier":
-            return self.type_of(t.named_children[0].text.decode()) or "decltype"
+            x = t.named_children[0].text.decode()
+            scope = self.declaring_scope(x)
+            if scope is not None and scope.get(x + _IS_REF_KEY) is not None:
+                # ``decltype(r)`` of a reference is a reference type: a variable of it is another name of the
+                # object, not a copy (read as a copy, a store through it was lost)
+                self.refuse("decltype of a reference", typ, f"{self.text(typ)}: {x} is a reference, so the type is one")
+            return self.type_of(x) or "decltype"
         s: str = t.text.decode()
         return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
 
@@ -6421,6 +6429,9 @@ _REF_KEY = "\0ref"
 #: a scope's key ``name + _PLACE_KEY``: ``name`` is a non-const reference bound to a place, not a variable (``T& w =
 #: p[0];``, the place's text as an ``Opaque``'s), or None where a declaration of ``name`` in that scope is none
 _PLACE_KEY = "\0place"
+#: a scope's key ``name + _IS_REF_KEY``: not None when ``name``'s declaration there is a reference's (``decltype`` of it
+#: is a reference type)
+_IS_REF_KEY = "\0isref"
 
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
