@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, enums, intrinsics, nocstate, objects, signatures, stated
+from verispatial.frontends.ttmetal import api, chain, deduced, enums, intrinsics, nocstate, objects, signatures, stated
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import (
     CONSTANT_NAMESPACES,
@@ -714,6 +714,17 @@ class KernelReader:
             # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
             # fewer than 0 pages arrived; matmul's writers pop ``padded_block_tiles_w_skip`` pages, 0 unpadded)
             return
+        if isinstance(op, (Reserve, Push, Wait, Pop)) and isinstance(op.pages, int) and not 0 < op.pages < 1 << 16:
+            # the device API takes ``int32_t num_pages`` (api/dataflow/dataflow_api.h:208, 260, 406, 479): a word of
+            # 2**31 or more converts to a negative count ([conv.integral]), which a wait or reserve passes at once
+            # (:425, :490 loop while a 16-bit count is below it) and a push or pop adds to its 16-bit counter; a count
+            # past 65535 a 16-bit counter never reaches. Neither is a step of the model's rings
+            name = type(op).__name__.lower()
+            signed = op.pages - (1 << 32) if 1 << 31 <= op.pages < 1 << 32 else op.pages
+            self.refuse(f"{name} page count out of range", node,
+                        f"{self.text(node)}: a page count of {op.pages}"
+                        + (f" (the int32_t num_pages {signed})" if signed != op.pages else "")
+                        + ": the device's 16-bit page counters hold 1..65535 a step")
         if self.acc is not None:
             # MATH computes into the section between its acquire and its commit; PACK packs it between its wait and
             # its release (api/compute/reg_api.h:41-110). A compute after the commit writes a section PACK may be
@@ -1427,9 +1438,21 @@ class KernelReader:
             # the store is the binding alone (a loop read once assigns every buffer's counters: the hot path)
             self._bind(name, value)
             return
-        t = self.declared.get(name, "")
-        if isinstance(value, (V.Sym, V.Ranged)) and (name in self.narrow or (t and _converts(t))):
-            # a number known only at run time converts too (to_integer: kept only where its range fits the type)
+        scoped = deduced.object_type(self, name)
+        t = scoped if scoped is not None else self.declared.get(name, "")
+        if scoped == deduced.UNKNOWN and isinstance(value, (V.Sym, V.Ranged, V.Wide)) and not (
+                isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 2) and value != self.lookup(name):
+            # an object ``auto`` deduced from what the reading cannot type (a call's result) may be a ``uint8_t`` or
+            # a ``bool``: a new number stored converts to a type not known ([expr.ass]), never guessed (the value it
+            # holds already, as a loop read once rebinds what its body leaves unchanged, is no new number)
+            value = V.Opaque(f"{name}: its C++ type is not known (deduced by auto from a value the reading does not "
+                             "type), so what a store into it holds is not")
+        elif isinstance(value, (V.Sym, V.Ranged, V.Wide)) and (
+                (t and (_converts(t) or (isinstance(value, V.Wide) and deduced.canonical(t))))
+                or (scoped is None and name in self.narrow)):
+            # the value converts to the object's type, declared, deduced by auto or a reference's referent's, through
+            # whichever name it is stored ([expr.ass], [conv.integral]); a number known only at run time converts too
+            # (to_integer: kept only where its range fits the type)
             if t:
                 value = self.to_integer(value, t)
             elif not (isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 128):
@@ -1461,6 +1484,19 @@ class KernelReader:
                 self.refuse("store through a reference to a hidden variable", node,
                             f"{self.text(node)}: {name} is one object with a variable {o} no longer names")
             self._bind(o, self.lookup(name))
+
+    def type_of(self, name: str) -> str:
+        """The C++ type of the object variable ``name`` names here (``deduced.object_type``: declared, deduced by
+        ``auto``, a reference's referent's), else the type every declaration of the name in the kernel gives it ("" when
+        several or none)."""
+        scoped = deduced.object_type(self, name)
+        return scoped if scoped is not None else self.declared.get(name, "")
+
+    def is_narrow(self, name: str) -> bool:
+        """Whether the object ``name`` names here is of an integer type narrower than the 32-bit word (``type_of``);
+        of a name whose declaration in scope is not held, whether any declaration of it in the kernel is."""
+        scoped = deduced.object_type(self, name)
+        return _narrow(scoped) if scoped is not None else name in self.narrow
 
     def ref_names(self, name: str) -> tuple[str, ...]:
         """The other names of the object ``name`` names (references bound to it, or it to them: ``T& r0 = k; T& r =
@@ -1758,18 +1794,59 @@ class KernelReader:
                 # a new variable of this name in this scope is no reference to, nor referred to by, another
                 self.scopes[-1][name + _REF_KEY] = None
                 self.scopes[-1][name + _PLACE_KEY] = None
-                self.bind_reference(name, d, n)
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                otype, temporary = self.object_type_of(tname, inner, init, n)
+                self.scopes[-1][name + _IS_REF_KEY] = V.const(1) if inner is not None and \
+                    inner.type == "reference_declarator" else None
+                if not temporary:
+                    self.bind_reference(name, d, n)
+                elif isinstance(value, (V.Sym, V.Ranged, V.Wide)):
+                    # ``const uint8_t& r = 257``: a temporary of the reference's type, initialised as a variable of
+                    # it is ([dcl.init.ref], [conv.integral]): it holds 1
+                    value = self.to_integer(value, otype)
                 if inner is not None and inner.type == "identifier":
-                    self.declared[name] = tname if self.declared.get(name, tname) == tname else ""
-                    self.scopes[-1][name + _TYPE_KEY] = V.Opaque(tname)  # this declaration's type, for its scope
-                    if _narrow(tname):
+                    self.declared[name] = otype if self.declared.get(name, otype) == otype else ""
+                    self.scopes[-1][name + _TYPE_KEY] = V.Opaque(otype)  # this declaration's type, for its scope
+                    if _narrow(otype):
                         self.narrow.add(name)
                     if isinstance(value, V.Obj) and (tname in TYPE_SIZES or tname == "bool"):
                         self.no_object(value, f"a conversion to {tname}", d)  # ``uint32_t v = x;``
-                    if _converts(tname):
-                        value = self.to_integer(value, tname) if isinstance(value, (V.Sym, V.Ranged)) else value
+                    if _converts(otype) or (isinstance(value, V.Wide) and deduced.canonical(otype)):
+                        # ``uint32_t n = 0x100000004ull`` holds the word 4 ([conv.integral])
+                        value = self.to_integer(value, otype) if isinstance(value, (V.Sym, V.Ranged, V.Wide)) \
+                            else value
+                elif inner is not None and inner.type == "reference_declarator" and deduced.canonical(otype):
+                    # a reference to an integer object has its referent's type: a store through it converts to it
+                    # (``uint8_t& r = a; r += 2`` of a 255 holds 1); a reference of another type is not typed here
+                    # (its place may be a struct's, ``own_variable``)
+                    self.declared[name] = otype if self.declared.get(name, otype) == otype else ""
+                    self.scopes[-1][name + _TYPE_KEY] = V.Opaque(otype)
+                    if _narrow(otype):
+                        self.narrow.add(name)
                 self.scopes[-1][name] = value
+
+    def object_type_of(self, tname: str, inner: Any, init: Any, decl: Any) -> tuple[str, bool]:
+        """The type of the object a declarator ``inner`` of type ``tname`` initialised with ``init`` (or None) in
+        declaration ``decl`` names, and whether it is a temporary a reference binds. ``auto`` / ``decltype(auto)``
+        deduce it from the initializer's type ([dcl.spec.auto]: ``auto m = n`` of a ``uint8_t n`` is a ``uint8_t``,
+        ``auto s = n + 1`` an ``int``), ``deduced.UNKNOWN`` where the reading cannot type it; a reference to a variable
+        names that variable's object, of its type; a reference to const (or an rvalue reference) bound to a value of
+        another type, or to no variable (``const uint8_t& r = 257``), binds a temporary of its own type
+        ([dcl.init.ref])."""
+        ref = inner is not None and inner.type == "reference_declarator"
+        init_t = deduced.expr_type(self, init) if init is not None else None
+        if tname == "auto" or tname.startswith("decltype"):
+            return init_t or deduced.UNKNOWN, False
+        c = deduced.canonical(tname)
+        if not ref or c is None or init is None:
+            return tname, False
+        held = _unparen(init.named_children[0] if init.type in ("initializer_list", "argument_list")
+                        and init.named_child_count == 1 else init)
+        if (_is_const(decl) or inner.text.startswith(b"&&")) and (
+                held.type != "identifier" or (init_t is not None and init_t != c)):
+            return tname, True
+        return tname, False
 
     def bind_reference(self, name: str, d: Any, decl: Any) -> None:
         """``T& name = other;`` (an lvalue reference to the variable ``other``, not ``&&``): from here on a store to
@@ -1859,7 +1936,13 @@ class KernelReader:
         if t.type == "template_type":
             t = t.child_by_field_name("name")
         if t.type == "decltype" and t.named_child_count == 1 and t.named_children[0].type == "identifier":
-            return self.declared.get(t.named_children[0].text.decode(), "") or "decltype"
+            x = t.named_children[0].text.decode()
+            scope = self.declaring_scope(x)
+            if scope is not None and scope.get(x + _IS_REF_KEY) is not None:
+                # ``decltype(r)`` of a reference is a reference type: a variable of it is another name of the
+                # object, not a copy (read as a copy, a store through it was lost)
+                self.refuse("decltype of a reference", typ, f"{self.text(typ)}: {x} is a reference, so the type is one")
+            return self.type_of(x) or "decltype"
         s: str = t.text.decode()
         return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
 
@@ -2064,7 +2147,7 @@ class KernelReader:
             self.refuse("loop bound varying with an enclosing loop index", n, self.text(cond))
         count: int | str | TripCount
         if span.trip is None:
-            if op == "!=" and (span.const < 0 or span.const % abs(step)) and _narrow(self.declared.get(var, "")):
+            if op == "!=" and (span.const < 0 or span.const % abs(step)) and _narrow(self.type_of(var)):
                 # ``for (uint8_t i = 250; i != 4; ++i)``: the index wraps past 255 to 0 and reaches its bound after
                 # 10 iterations (or never): read as it runs, each value converted to the index's type (``assign``)
                 self.unroll(n, cond, upd, body, "for loop whose index wraps before its condition ends it")
@@ -2107,7 +2190,7 @@ class KernelReader:
             self.refuse("for loop whose index wraps before its condition ends it", n,
                         f"{self.text(cond)}: {var} reaches {end.const}"
                         + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
-        if var in self.narrow:
+        if self.is_narrow(var):
             self.narrow_index(n, var, cond, a, end)
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
@@ -2133,7 +2216,7 @@ class KernelReader:
         the count read from the condition would be 300. The values are bounded over every enclosing loop index and
         trip value (``value_range``); a name declared with several types is checked against the narrowest rule
         there is, 8 unsigned bits."""
-        t = self.declared.get(var, "")
+        t = self.type_of(var)
         width = _size_of_type(t) if t else 1
         if width is None or width >= 4 or t.endswith("bool"):
             return
@@ -2907,7 +2990,23 @@ class KernelReader:
         match, or a ``break`` inside a loop read once or a branch on a loop index (it ends the switch in some
         iterations only) is refused."""
         cond = n.child_by_field_name("condition")
-        c = cond.named_children[-1] if cond.type == "condition_clause" else cond
+        init = cond.child_by_field_name("initializer") if cond.type == "condition_clause" else None
+        if init is not None:
+            # ``switch (uint32_t m = k + 1; m)``: the init-statement's names are the switch's own ([stmt.switch]/3)
+            self.scopes.append({})
+            try:
+                for x in init.named_children:
+                    if x.type == "declaration":
+                        self.declaration(x)
+                    elif x.type != "comment":
+                        self.expr(x)
+                self._switch(n, cond.child_by_field_name("value") or cond.named_children[-1])
+            finally:
+                self.scopes.pop()
+            return
+        self._switch(n, cond.named_children[-1] if cond.type == "condition_clause" else cond)
+
+    def _switch(self, n: Any, c: Any) -> None:
         v = self.expr(c)
         if not (isinstance(v, V.Sym) and v.is_const) and not isinstance(v, V.EnumConst):
             why = v.why if isinstance(v, V.Opaque) else (
@@ -3674,6 +3773,12 @@ class KernelReader:
                           [self.designated(a)] if a.type == "initializer_pair" else
                           [self.expr(a)])] \
             if init is not None else []  # ``T{(f(Is), 0)...}``: the pattern once per element, in order
+        c = deduced.canonical(self.resolved(self.text(typ))) if typ is not None else None
+        if c is not None and len(vals) <= 1:
+            # ``uint32_t{5}``: the braced value as the type holds it ([expr.type.conv]; a narrowing one does not
+            # compile), ``uint32_t{}`` zero
+            v = vals[0] if vals else V.const(0)
+            return self.to_integer(v, c) if isinstance(v, (V.Sym, V.Ranged, V.Wide)) else v
         tv = self.template_value(typ) if typ is not None else None
         if isinstance(tv, V.TypeInst):
             return chain.element(self, tv, vals, n)
@@ -5579,6 +5684,11 @@ class KernelReader:
             if _converts(t) and isinstance(v, (V.Sym, V.Ranged)) and not p.startswith("&"):
                 v = self.to_integer(v, t)  # a ``uint8_t x`` parameter holds its argument converted
             scope[p.lstrip("&")] = v
+            if deduced.canonical(t) and i < len(f.param_declarators) and f.param_declarators[i] in (
+                    "identifier", "reference_declarator"):
+                # an integer parameter, or a reference parameter to the caller's integer object, has that type: a
+                # store to it in the callee converts ([expr.ass]; ``void f(uint8_t& x) { x += 2; }`` of 255 holds 1)
+                scope[p.lstrip("&") + _TYPE_KEY] = V.Opaque(t)
         for i, (p, a) in enumerate(zip(f.template_params, targs, strict=False)):
             if p in f.variadic:
                 # a pack takes every argument from here on (``f<0, 1, 2>()`` of ``template <uint32_t... Is>``)
@@ -6316,6 +6426,9 @@ _REF_KEY = "\0ref"
 #: a scope's key ``name + _PLACE_KEY``: ``name`` is a non-const reference bound to a place, not a variable (``T& w =
 #: p[0];``, the place's text as an ``Opaque``'s), or None where a declaration of ``name`` in that scope is none
 _PLACE_KEY = "\0place"
+#: a scope's key ``name + _IS_REF_KEY``: not None when ``name``'s declaration there is a reference's (``decltype`` of it
+#: is a reference type)
+_IS_REF_KEY = "\0isref"
 
 #: the unsigned 32-bit types a declaration may name (RV32: ``size_t`` too)
 _UNSIGNED_WORDS = frozenset({"uint32_t", "unsigned", "uint", "size_t"})
