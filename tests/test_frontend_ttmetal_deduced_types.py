@@ -109,6 +109,19 @@ def test_a_store_to_an_object_of_a_type_not_known_is_refused_by_name(tmp_path: P
     assert e.value.loc.line == INC_LINE + 1
 
 
+
+@pytest.mark.parametrize(("prelude", "construct"), [
+    # an lvalue reference to a ([dcl.ref]/6): read as a copy, the store was lost and an increment of 1 read as 4
+    ("    uint32_t a = 4; auto&& r = a; r = 1;", "rvalue or forwarding reference variable"),
+    ("    uint32_t a = 4; uint32_t&& r = static_cast<uint32_t&&>(a); r = 1;", "rvalue or forwarding reference variable"),
+    # (a) is an lvalue: decltype(auto) makes r a uint32_t& ([dcl.type.decltype]/1)
+    ("    uint32_t a = 4; decltype(auto) r = (a); r = 1;", "decltype\\(auto\\) variable"),
+])
+def test_a_binding_the_reading_does_not_link_is_refused(tmp_path: Path, prelude: str, construct: str) -> None:
+    with pytest.raises(Refused, match=construct) as e:
+        import_host(_inc_host(tmp_path, INCREMENTS[0] % "a", prelude))
+    assert e.value.loc.line == INC_LINE - 1
+
 # ------------------------------------------------------------------ 2. a page count built from such a value
 
 

@@ -1796,6 +1796,7 @@ class KernelReader:
                 self.scopes[-1][name + _PLACE_KEY] = None
                 inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                self.refuse_unfollowed_binding(tname, inner, init, d)
                 otype, temporary = self.object_type_of(tname, inner, init, n)
                 self.scopes[-1][name + _IS_REF_KEY] = V.const(1) if inner is not None and \
                     inner.type == "reference_declarator" else None
@@ -1825,6 +1826,21 @@ class KernelReader:
                     if _narrow(otype):
                         self.narrow.add(name)
                 self.scopes[-1][name] = value
+
+    def refuse_unfollowed_binding(self, tname: str, inner: Any, init: Any, d: Any) -> None:
+        """Refuses the declarations whose name may be another name of an object that the reading does not link
+        (a store through one would leave the other stale): an rvalue or forwarding reference (``auto&& r = a`` is an
+        lvalue reference to ``a``, [dcl.ref]/6 and [temp.deduct.call]/3; ``T&& r = std::move(a)`` names ``a``), and
+        ``decltype(auto)`` (``decltype(auto) r = (a)`` is ``T&``, [dcl.type.decltype]/1). Read as copies, both
+        proved a semaphore increment the device makes 1 as 4 (no ttnn 0.81.1 kernel declares either)."""
+        if inner is not None and inner.type == "reference_declarator" and inner.text.startswith(b"&&"):
+            self.refuse("rvalue or forwarding reference variable", d,
+                        f"{self.text(d)}: which object it names (a variable it refers to, or a temporary it extends) "
+                        "is not followed")
+        if tname.replace(" ", "").startswith("decltype(auto)") and init is not None:
+            self.refuse("decltype(auto) variable", d,
+                        f"{self.text(d)}: it is a reference where its initialiser is a parenthesised name or a "
+                        "reference, which the reading does not follow")
 
     def object_type_of(self, tname: str, inner: Any, init: Any, decl: Any) -> tuple[str, bool]:
         """The type of the object a declarator ``inner`` of type ``tname`` initialised with ``init`` (or None) in
