@@ -14,7 +14,6 @@ import pytest
 from tests.test_frontend_ttmetal import _snippet
 from verispatial.frontends.ttmetal.lower import KernelReader
 from verispatial.ir.ops import Loop, Reserve
-from verispatial.ir.program import walk
 
 NESTED = [
     "    for (uint32_t a = 0; a < 1; a++) {",
@@ -47,41 +46,30 @@ def _readings(monkeypatch: pytest.MonkeyPatch, marker: bytes) -> list[int]:
     return count
 
 
-def test_nested_loops_of_one_iteration_are_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bodies that name their indices: each loop's ops given to the block around it, every index at its one value
-    (0: the even side), as the reading iteration by iteration gave them."""
+def test_nested_loops_of_one_iteration_are_read_once_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     readings = _readings(monkeypatch, b"if ((a + b + c + d)")
     ep = _snippet(tmp_path, NESTED)
     assert readings[0] == 1  # 81 on the reading that tried the index as a symbol first at every level
-    assert list(ep.ops) == [Reserve(0, 1)]
-    assert ep.source_of((0,)).line == 8
-
-
-def test_a_loop_whose_body_does_not_name_its_index_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``for (b < batch)`` at a batch of 1 around loops that need their own index: the outer loop stays a ``Loop`` of
-    count 1 at its file:line (as the reading with the index a symbol kept it), the inner ones read flat."""
-    readings = _readings(monkeypatch, b"if ((c + d)")
-    ep = _snippet(tmp_path, ["    for (uint32_t e = 0; e < 1; e++) {",
-                             *[line.replace("(a + b + c + d)", "(c + d)") for line in NESTED], "    }"])
-    assert readings[0] == 1
-    (outer,) = ep.ops
-    assert isinstance(outer, Loop)
-    assert (outer.count, len(outer.body)) == (1, 1)
-    inner = outer.body[0]
-    assert isinstance(inner, Loop)  # ``a``'s loop (its body names no ``a`` now), b's inside it likewise
-    assert ep.source_of((0,)).line == 3
-    assert [op for op in walk(ep.ops) if isinstance(op, Reserve)] == [Reserve(0, 1)]
-    assert ep.source_of((0, 0)).line == 4
+    op, lines = ep.ops[0], [3]
+    for depth in range(3):
+        assert isinstance(op, Loop), op
+        assert (op.count, len(op.body)) == (1, 1), op
+        op = op.body[0]
+        lines.append(4 + depth)
+    assert isinstance(op, Loop)
+    assert op.count == 1
+    assert op.body == (Reserve(0, 1),)  # the even side: every index at its one value, 0
+    assert [ep.source_of(p).line for p in [(0,), (0, 0), (0, 0, 0), (0, 0, 0, 0)]] == lines
+    assert ep.source_of((0, 0, 0, 0, 0)).line == 8
 
 
 def test_the_one_value_is_the_start(tmp_path: Path) -> None:
-    """``for (i = 3; i < 4; ++i)``: the ops see i = 3."""
+    """``for (i = 3; i < 4; ++i)``: the ops see i = 3; the loop's location tells the C++ index's start."""
     ep = _snippet(tmp_path, ["    for (uint32_t i = 3; i < 4; ++i) {", "        cb_reserve_back(0, i);", "    }"])
-    assert list(ep.ops) == [Reserve(0, 3)]
-    kept = _snippet(tmp_path, ["    for (uint32_t i = 3; i < 4; ++i) {", "        cb_reserve_back(0, 2);", "    }"])
-    (loop,) = kept.ops
+    (loop,) = ep.ops
     assert isinstance(loop, Loop)
-    index = kept.source_of((0,)).index  # the loop's location tells the C++ index's start
+    assert (loop.count, loop.body) == (1, (Reserve(0, 3),))
+    index = ep.source_of((0,)).index
     assert index is not None
     assert index.const == 3
 

@@ -2134,13 +2134,10 @@ class KernelReader:
     def single_iteration(self, n: Any, var: str, a: V.Sym, step: int, cond: Any, upd: Any, body: Any) -> bool:
         """A counted loop of one iteration (``for (b = 0; b < batch; ++b)`` at a host's ``batch`` of 1) read as
         ``unroll`` reads it, its one iteration with the index at its one value ``a`` (the index and every variable
-        exact, no step to find). A body that names its index gives its ops straight to the block around it, as the
-        iteration-by-iteration reading did where the reading with the index a symbol needed its value; any other is
-        kept as a ``Loop`` of count 1 around the iteration's ops (which a loop of count 1 runs once), as that reading
-        kept it. (A loop of count 1 costs the checker an index per op in it: 106 where 70 made host_4cores's
-        certify 10-20% slower.) The reading with the index a symbol (``inductions``, ``_counted``) reads the body
-        two to four times, each reading of a nested loop again at every level, and is refused where a page id or
-        branch needs the index's value, to be read once more iteration by iteration: four nested loops of count 1
+        exact, no step to find), and kept as a ``Loop`` of count 1 around the iteration's ops, which a loop of
+        count 1 runs once. The reading with the index a symbol (``inductions``, ``_counted``) reads the body two to
+        four times, each reading of a nested loop again at every level, and is refused where a page id or branch
+        needs the index's value, to be read once more iteration by iteration: four nested loops of count 1
         (matmul's ``bmm_large_block_zm_fused_bias_activation``) were read hundreds of times. False, with nothing of
         the reading kept, where that reading is not the loop's whole run — the condition does not fail after the
         iteration (the body moves the index), the body returns, it is refused, or it leaves the DST accumulator
@@ -2149,11 +2146,7 @@ class KernelReader:
         saved = self.snapshot()
         acc0 = self.acc
         state0 = (acc0.tiles, acc0.state) if acc0 is not None else None
-        flat = any(x.text.decode() == var for x in _identifiers(body))
-        target = self.blocks[-1]
-        n_ops, n_locs = len(target.ops), len(target.locs)
-        if not flat:
-            self.blocks.append(Block(certain=True))
+        self.blocks.append(Block(certain=True))
         # ``break`` and ``continue`` directly in the body end the iteration, as ``unroll`` catches them
         self.unrolled.append(len(self.loops) + self.guarded)
         whole = False
@@ -2175,14 +2168,12 @@ class KernelReader:
             whole = False
         finally:
             self.unrolled.pop()
-            inner = self.blocks.pop() if not flat else target
-            inner.closed = inner.closed or not flat
+            inner = self.blocks.pop()
+            inner.closed = True
         if not whole:
-            del target.ops[n_ops:]
-            del target.locs[n_locs:]
             self.restore(saved)
             return False
-        if not flat and inner.ops:
+        if inner.ops:
             k = self.loop_var(var)
             loc = self.loc(n)
             if (var, step) != (k, 1) or not a.is_const or a.const:
