@@ -2208,6 +2208,8 @@ class KernelReader:
                         + ("" if end.const >= 1 << 32 else " (an unsigned index or one not declared here)"))
         if self.is_narrow(var):
             self.narrow_index(n, var, cond, a, end)
+        if count == 1 and self.single_iteration(n, var, a, step, cond, upd, body):
+            return
         if var in self.assigned_in(body, calls=False):
             if isinstance(count, int) and count <= UNROLL_LIMIT:
                 self.unroll(n, cond, upd, body, "loop index assigned in its body")
@@ -2224,6 +2226,56 @@ class KernelReader:
                 raise
             self.restore(saved)
             self.unroll(n, cond, upd, body, "counted loop read iteration by iteration")
+
+    def single_iteration(self, n: Any, var: str, a: V.Sym, step: int, cond: Any, upd: Any, body: Any) -> bool:
+        """A counted loop of one iteration (``for (b = 0; b < batch; ++b)`` at a host's ``batch`` of 1) read as
+        ``unroll`` reads it, its one iteration with the index at its one value ``a`` (the index and every variable
+        exact, no step to find), and kept as a ``Loop`` of count 1 around the iteration's ops, which a loop of
+        count 1 runs once. The reading with the index a symbol (``inductions``, ``_counted``) reads the body two to
+        four times, each reading of a nested loop again at every level, and is refused where a page id or branch
+        needs the index's value, to be read once more iteration by iteration: four nested loops of count 1
+        (matmul's ``bmm_large_block_zm_fused_bias_activation``) were read hundreds of times. False, with nothing of
+        the reading kept, where that reading is not the loop's whole run — the condition does not fail after the
+        iteration (the body moves the index), the body returns, it is refused, or it leaves the DST accumulator
+        held in another state (an acquire and its release on the two sides of the loop) — and the caller reads the
+        loop as before."""
+        saved = self.snapshot()
+        acc0 = self.acc
+        state0 = (acc0.tiles, acc0.state) if acc0 is not None else None
+        self.blocks.append(Block(certain=True))
+        # ``break`` and ``continue`` directly in the body end the iteration, as ``unroll`` catches them
+        self.unrolled.append(len(self.loops) + self.guarded)
+        whole = False
+        try:
+            try:
+                self.stmt(body)
+                broke = False
+            except _Break:
+                broke = True
+            except _Continue:
+                broke = False
+            if not broke:
+                self.expr(upd)
+                whole = self.cond(cond) is False
+            whole = whole or broke
+            whole = whole and self.acc is acc0 and state0 == ((self.acc.tiles, self.acc.state)
+                                                                if self.acc is not None else None)
+        except (Refused, _Return):
+            whole = False
+        finally:
+            self.unrolled.pop()
+            inner = self.blocks.pop()
+            inner.closed = True
+        if not whole:
+            self.restore(saved)
+            return False
+        if inner.ops:
+            k = self.loop_var(var)
+            loc = self.loc(n)
+            if (var, step) != (k, 1) or not a.is_const or a.const:
+                loc = attrs.evolve(loc, index=LoopIndex(var, step, a.const, a.loops, a.trip))
+            self.blocks[-1].add_container(Loop(k, 1, tuple(inner.ops)), loc, inner)
+        return True
 
     def narrow_index(self, n: Any, var: str, cond: Any, start: V.Sym, end: V.Value) -> None:
         """Refuses a loop whose index, of a type narrower than the 32-bit word (``uint8_t i``), cannot hold every
