@@ -1007,6 +1007,20 @@ def _noc_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int) -> int
     return r.kernel.noc
 
 
+def linked_arg(r: KernelReader, vals: list[Any], nodes: list[Any], at: int) -> bool:
+    """A multicast's ``bool linked = false`` argument at position ``at`` (``noc_async_write_multicast`` :950,
+    ``noc_semaphore_set_multicast`` :1775, ``noc_async_write_multicast_loopback_src`` :1900 of
+    ``api/dataflow/dataflow_api.h``; ``Noc::async_write_multicast``, ``api/dataflow/noc.h:500``;
+    ``Semaphore::set_multicast``, ``api/semaphore.h:248``), read as a value: one not known statically is refused by
+    name, except in the survey, which keeps no linked path (``KernelReader.multicast``)."""
+    if len(vals) <= at:
+        return False
+    v = vals[at]
+    if r.survey and not (isinstance(v, V.Sym) and v.is_const):
+        return False
+    return r.int_of(v, nodes[at], "multicast linked flag") != 0
+
+
 def _mcast_write(loopback: bool) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         _need(r, vals, 4, n, "noc_async_write_multicast")
@@ -1016,7 +1030,9 @@ def _mcast_write(loopback: bool) -> Handler:
         if isinstance(dst.target, V.SemAddr):
             r.refuse("data multicast onto a semaphore word", n, r.text(n))
         with r.on_vc(own_write_vc(r, vals, nodes, 6, n, unicast=False)):  # dataflow_api.h:952
-            mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target, _noc_arg(r, vals, nodes, 5))
+            with r.multicast(r.write_vc("NOC_MULTICAST_WRITE_VC"), linked_arg(r, vals, nodes, 4), n):
+                mcast_send(r, vals[0], dst.rect, vals[2], vals[3], loopback, n, dst.target,
+                           _noc_arg(r, vals, nodes, 5))
 
     return h
 
@@ -1196,7 +1212,7 @@ def _sem_set_mcast(loopback: bool) -> Handler:
         vc = own_write_vc(r, vals, nodes, 5, n, unicast=False)  # dataflow_api.h:1777
         rect = mcast_rect(r, dst.rect, loopback, _noc_arg(r, vals, nodes, 4), n)
         g = r.shared.group(r.site, rect, loopback)
-        with r.on_vc(vc):
+        with r.on_vc(vc), r.multicast(r.write_vc("NOC_MULTICAST_WRITE_VC"), linked_arg(r, vals, nodes, 3), n):
             r.emit(McastSetValid(sem, g, _num_dests(r, vals[2], n), None if src == sem else src,
                                  vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
 
@@ -1221,8 +1237,11 @@ def _sem_inc_mcast(r: KernelReader, vals: list[Any], nodes: list[Any], targs: li
     if not isinstance(dst, V.McastAddr):
         r.refuse("multicast to an address not from get_noc_multicast_addr", n, r.text(nodes[0]))
     g = r.shared.group(r.site, mcast_rect(r, dst.rect, False, _noc_arg(r, vals, nodes, 3), n), False)
-    r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], n),
-                       _increment(r, vals[1], nodes[1], n)), n)
+    # never linked (``false /*linked*/``, dataflow_api.h:2457), on ``vc`` (:2443)
+    with r.on_vc(own_write_vc(r, vals, nodes, 4, n, unicast=False)), \
+            r.multicast(r.write_vc("NOC_MULTICAST_WRITE_VC"), False, n):
+        r.emit(SemIncMcast(_sem_of(r, dst.target, nodes[0]), g, _num_dests(r, vals[2], n),
+                           _increment(r, vals[1], nodes[1], n)), n)
 
 
 # ------------------------------------------------------------------ barriers and DST
@@ -1630,8 +1649,9 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
             r.refuse("multicast at an offset from an endpoint address", n, r.text(n))
         # a ``Noc`` object is the kernel's NoC (``Noc() : noc_id_(noc_index)``, api/dataflow/noc.h:208; the
         # reading takes no other constructor)
-        mcast_send(r, _local(r, vals[0], sargs, True, n), (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False, n,
-                   target, r.kernel.noc)
+        with r.multicast(r.write_vc("NOC_MULTICAST_WRITE_VC"), linked_arg(r, vals, nodes, 6), n):
+            mcast_send(r, _local(r, vals[0], sargs, True, n), (xs[0], xs[1], xs[2], xs[3]), vals[2], vals[3], False,
+                       n, target, r.kernel.noc)
         return None
     if name in ("set_async_read_state", "async_read_with_state", "set_async_write_state", "async_write_with_state"):
         _noc_stateful(r, name, vals, targs, n)
@@ -1716,6 +1736,19 @@ def _endpoint(r: KernelReader, obj: Any, args: Any, n: Any) -> Any:
     return obj
 
 
+def _sem_noc(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: Any) -> None:
+    """The ``const Noc& noc`` first argument of ``Semaphore.name`` (``up`` :197-203, ``set_multicast`` :240-251,
+    ``inc_multicast`` :300-309 of ttnn 0.81.1 ``api/semaphore.h``): the call issues on that Noc's index, so one that
+    is not the kernel's own ``Noc`` is refused by name (its corners are that NoC's, and the kernel's barriers wait
+    on the counters of their own NoC only, ``on_own_noc``)."""
+    if r.survey or isinstance(vals[0], V.NocObj):
+        return
+    why = vals[0].why if isinstance(vals[0], V.Opaque) else \
+        f"a {type(vals[0]).__name__}, not the kernel's Noc object (NoC {r.kernel.noc})"
+    r.refuse("Semaphore method on another NoC than the kernel's", n,
+             f"its Noc {r.text(nodes[0])} is {why}; a barrier waits on its own NoC only (dataflow_api.h:1919-1931)")
+
+
 def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:
     if name == "set":
         _need(r, vals, 1, n, "Semaphore.set")
@@ -1728,6 +1761,7 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
     if name == "up":
         if len(vals) >= 4:  # up(noc, x, y, value[, vc]): up_remote's noc_semaphore_inc on ``vc``
             # (semaphore_dm_impl.h:235-253), a unicast atomic: its channel is held to the unicast class
+            _sem_noc(r, name, vals, nodes, n)
             unicast_vc_arg(r, vals, nodes, 4, n)
             r.emit(SemInc(sem, r.site_of(vals[1], vals[2], n), _increment(r, vals[3], nodes[3], n)), n)
         else:
@@ -1741,15 +1775,18 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
     if name in ("set_multicast", "inc_multicast"):
         k = 6 if name == "set_multicast" else 7
         _need(r, vals, k, n, f"Semaphore.{name}")
+        _sem_noc(r, name, vals, nodes, n)  # the kernel's NoC, else refused
         xs = [r.int_of(v, nd, "multicast rectangle corner") for v, nd in zip(vals[1:5], nodes[1:5], strict=True)]
-        # ``vals[0]`` is a ``Noc`` object: the kernel's NoC
         rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), False, r.kernel.noc, n)
         g = r.shared.group(r.site, rect, False)
-        if name == "set_multicast":
-            r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n), vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
-        else:
-            r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], n), r.int_of(vals[5], nodes[5], "increment")),
-                   n)
+        # set_multicast(noc, corners, num_dests, linked = false) (:248); inc_multicast is never linked
+        linked = name == "set_multicast" and linked_arg(r, vals, nodes, 6)
+        with r.multicast(r.write_vc("NOC_MULTICAST_WRITE_VC"), linked, n):
+            if name == "set_multicast":
+                r.emit(McastSetValid(sem, g, _num_dests(r, vals[5], n), vc=r.write_vc("NOC_MULTICAST_WRITE_VC")), n)
+            else:
+                r.emit(SemIncMcast(sem, g, _num_dests(r, vals[6], n), r.int_of(vals[5], nodes[5], "increment")),
+                       n)
         return None
     if name in ("address", "get_address"):
         return V.SemAddr(sem)

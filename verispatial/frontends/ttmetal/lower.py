@@ -78,6 +78,18 @@ from verispatial.ir.ops import (
 )
 from verispatial.ir.source import LoopIndex, OpPath, SourceLoc
 
+#: The ops that are NoC transactions of the engine issuing them (a barrier, a local store or a wait is none).
+_NOC_TRANSACTIONS = (ReadTiles, RemoteRead, WriteTiles, McastSend, McastSetValid, SemInc, SemIncMcast, InlineWrite)
+
+#: The statements that loop.
+_LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+
+#: The vendor's rule for a linked multicast (``linked`` true: ``NOC_CMD_VC_LINKED``, ttnn 0.81.1
+#: ``tt_metal/hw/inc/api/dataflow/dataflow_api.h:939, 1767``, ``api/semaphore.h:236``).
+LINKED_RULE = ("after a linked multicast the next transaction must be a multicast on the same VC, else the NoC "
+               "initiates no new transaction (tenstorrent/tt-metal#24453, PR #25307; tenstorrent/"
+               "tt-isa-documentation#7)")
+
 #: Calls with no effect on the choreography: hardware configuration, data-format reconfiguration, debug printing
 #: and profiling zones (tt_metal/hw/inc/api/compute/*.h, api/debug/dprint.h). Their arguments are not read.
 IGNORED_CALLS = frozenset({
@@ -353,6 +365,10 @@ class KernelReader:
         #: the virtual channel the write call being read names (its ``vc`` argument, ``NocOptions::CUSTOM_VC``'s
         #: ``noc_opts.vc``, or its command buffer's state), None while none is named (``on_vc``, ``write_vc``)
         self.call_vc: int | None = None
+        #: the linked multicast whose path is open: its VC and call (``multicast``, ``LINKED_RULE``); ``closing``
+        #: while the multicast that may close it is read
+        self.linked: tuple[int, Any] | None = None
+        self.closing = False
         #: buffers read as scratch L1 of this kernel (``Buffer.scratch``, docs/semantics.md "Scratch buffers"): NoC
         #: reads land in and writes leave from their bytes, plain loads and stores are ``ScratchAccess``; no
         #: circular-buffer op may name them (``emit``)
@@ -602,6 +618,8 @@ class KernelReader:
             self.stmt(body)
         except _Return:
             pass
+        if self.linked is not None:
+            self.linked_refused("the kernel ends with its path open", None)
         if self.acc is not None:
             self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
         for cb, f in self.fills.items():
@@ -696,6 +714,30 @@ class KernelReader:
         finally:
             self.call_vc = outer
 
+    @contextlib.contextmanager
+    def multicast(self, vc: int, linked: bool, node: Any) -> Iterator[None]:
+        """While reading a multicast call ``node`` on virtual channel ``vc`` whose ``linked`` flag is as given. After a
+        linked multicast the NoC's next transaction must be a multicast on the same VC (``LINKED_RULE``): one on
+        another VC is refused by name; this one closes the open path, or opens one if ``linked``."""
+        if self.survey:
+            yield
+            return
+        if self.linked is not None and self.linked[0] != vc:
+            self.linked_refused(f"{self.text(node)} on VC {vc} follows it, not its VC {self.linked[0]}", node)
+        self.closing = True
+        try:
+            yield
+        finally:
+            self.closing = False
+        self.linked = (vc, node) if linked else None
+
+    def linked_refused(self, what: str, node: Any) -> NoReturn:
+        """Refuses the open linked multicast, which ``what`` at ``node`` (None: the kernel's end) does not close."""
+        assert self.linked is not None
+        where = "" if node is None else f" (line {self.loc(node).line})"
+        self.refuse("linked multicast not followed by a multicast", self.linked[1],
+                    f"{what}{where}: {LINKED_RULE}")
+
     def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
         raise Refused(construct, self.loc(node if node is not None else self.node), detail)
 
@@ -709,6 +751,8 @@ class KernelReader:
         self.acc = _Acc(b, len(b.ops))
 
     def emit(self, op: Op, node: Any) -> None:
+        if self.linked is not None and not self.closing and isinstance(op, _NOC_TRANSACTIONS):
+            self.linked_refused(f"the NoC transaction {op_text(op)} follows it", node)
         if isinstance(op, (Reserve, Push, Wait, Pop)) and op.pages == 0:
             # a reserve, push, wait or pop of 0 pages does nothing: the waits' conditions hold at once and the
             # pointers and counters move by 0 (api/dataflow/dataflow_api.h:479-490 ``cb_wait_front`` loops while
@@ -1579,7 +1623,16 @@ class KernelReader:
     def stmt(self, n: Any) -> None:
         if n is None:
             return
+        opened = self.linked
         self._stmt(n)
+        if opened is not None and self.linked is opened and n.type != "comment":
+            # the vendor's use is a linked multicast whose next statement is the multicast closing it (a data
+            # multicast and its flag); any statement between, a branch or a loop's back edge is not followed
+            self.linked_refused(f"the statement '{self.text(n).splitlines()[0].strip()}' follows it", n)
+        if n.type in _LOOPS and self.linked is not None and self.linked is not opened:
+            # opened in the body and open at its end: the next iteration's first transaction follows it, which a
+            # loop read once for all its iterations does not see
+            self.linked_refused("the loop's next iteration follows it", n)
         gap = _missing_token(n)
         if gap is not None:
             # tree-sitter's recovery inserted a token the text lacks (``f() g();``: a ';'): the statement is not
@@ -2010,7 +2063,7 @@ class KernelReader:
                 self.refuse("DataflowBuffer without an index", node)
             v = self.expr(args[0])
             return V.Cb(self.cb_of(v, node))
-        if tname == "Noc" and (init is None or init.type == "argument_list"):
+        if tname == "Noc" and (init is None or init.type in ("argument_list", "initializer_list")):
             return self.construct_values(tname, [self.expr(a) for a in args], node)
         if tname.rsplit("::", 1)[-1] == "UnicastEndpoint" and (init is None or not args):
             return V.Unicast()
@@ -2602,7 +2655,7 @@ class KernelReader:
         saved = ([dict(sc) for sc in self.scopes], dict(self.shared.groups), dict(self.shared.trips),
                  attrs.evolve(self.acc) if self.acc is not None else None, self.acc)
         fills, noc_filled = {b: attrs.evolve(f) for b, f in self.fills.items()}, set(self.noc_filled)
-        noc_cmd = dict(self.noc_cmd)
+        noc_cmd, linked = dict(self.noc_cmd), self.linked
         local_reads = self.local_reads()
         for v in marked:
             self.assign(v, _stepped(start[v], V.Sym(0, ((f"@{v}.{len(self.loops)}", 1),))), n)
@@ -2623,7 +2676,7 @@ class KernelReader:
             self.trial -= 1
             self.loops.pop()
             self.blocks.pop()
-            self.fills, self.noc_filled, self.noc_cmd = fills, noc_filled, noc_cmd
+            self.fills, self.noc_filled, self.noc_cmd, self.linked = fills, noc_filled, noc_cmd, linked
             self.page_reads, self.copy_sources, self.front_waited = local_reads
             scopes, self.shared.groups, self.shared.trips, acc_copy, acc = saved
             for live, old in zip(self.scopes, scopes, strict=True):
@@ -2707,6 +2760,8 @@ class KernelReader:
     def noc_reprogrammed(self, key: str, node: Any) -> None:
         """An ordinary NoC transfer of kind ``key`` (read, or write / atomic / one-word write) programs its command
         buffer's registers: the state a ``set_state`` left there is gone (``nocstate``)."""
+        if self.linked is not None and not self.closing:
+            self.linked_refused(f"a NoC {key} follows it", node)
         loc = self.loc(node)
         self.noc_cmd[key] = V.Opaque(f"the NoC {key} command buffer was reprogrammed by the transfer at "
                                      f"{loc.file}:{loc.line}")
