@@ -582,9 +582,10 @@ def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
     # <InlineWriteDst dst_type = DEFAULT, bool posted = false, bool flush = true> (dataflow_api.h:2215); flush false
     # writes from a source word the caller must keep from racing (:2203-2209), which the op does not say
     dst_type = nocopts.value(r, targs[0], "noc_inline_dw_write dst_type", n) if targs else 0
-    if dst_type not in (0, 1) or nocopts.flag(r, targs, 1, "noc_inline_dw_write posted flag", n) or \
-            not nocopts.flag(r, targs, 2, "noc_inline_dw_write flush flag", n, default=True):
-        r.refuse("posted, register or unflushed noc_inline_dw_write", n, r.text(n))
+    if dst_type not in (0, 1) or nocopts.flag(r, targs, 1, "noc_inline_dw_write posted flag", n):
+        r.refuse("posted or register noc_inline_dw_write", n, r.text(n))
+    if not nocopts.flag(r, targs, 2, "noc_inline_dw_write flush flag", n, default=True):
+        r.refuse("unflushed noc_inline_dw_write", n, f"{r.text(n)}: its source word may race (dataflow_api.h:2203-2209)")
     if len(vals) > 2 and not (isinstance(vals[2], V.Sym) and vals[2].is_const and vals[2].const == 0xF):
         r.refuse("noc_inline_dw_write of part of a word", n, f"{r.text(n)}: byte enable {r.text(nodes[2])}")
     dst = vals[0]
