@@ -5078,11 +5078,6 @@ class KernelReader:
                 # buffer's state
                 if opts.has(nocopts.CUSTOM_VC) and method == "async_write":
                     vc = api.opts_vc(self, self.expr(arg_nodes[5]) if len(arg_nodes) > 5 else None, n)
-            elif isinstance(obj, V.SemAddr) and mtargs:
-                # ``Semaphore.set_multicast<opts>`` / ``relay_multicast<opts>`` (api/semaphore.h:240, 272):
-                # MCAST_INCL_SRC adds the sender to the rectangle (semaphore_dm_impl.h:278-282), which the reading
-                # of these methods does not say
-                nocopts.only(self, nocopts.options(self, mtargs, n), 0, f"Semaphore.{method}", n)
             with self.on_vc(vc):
                 if isinstance(obj, V.Obj):
                     return self.call_method(obj, method, target, arg_nodes, n)
