@@ -39,12 +39,12 @@ ZEROS = ("    Noc noc;",
          "    UnicastEndpoint ep;",
          "    const auto zsrc = noc_traits_t<UnicastEndpoint>::src_args_type{.noc_x = my_x[noc_index], "
          ".noc_y = my_y[noc_index], .addr = MEM_ZEROS_BASE};",
-         "    noc.set_async_read_state<Noc::VcSelection::DEFAULT, MEM_ZEROS_SIZE>(ep, MEM_ZEROS_SIZE, zsrc);",
+         "    noc.set_async_read_state<NocOptions::DEFAULT, MEM_ZEROS_SIZE>(ep, MEM_ZEROS_SIZE, zsrc);",
          "    for (uint32_t i = 0; i < 8; ++i) {",
          "        cb_reserve_back(0, 1);",
          "        uint32_t l1 = get_write_ptr(0);",
          "        for (uint32_t k = 0; k < tile_bytes / MEM_ZEROS_SIZE; ++k) {",
-         "            noc.async_read_with_state<Noc::VcSelection::DEFAULT, 1>(ep, CoreLocalMem<uint32_t>(l1), 0, "
+         "            noc.async_read_with_state<NocOptions::DEFAULT, 1>(ep, CoreLocalMem<uint32_t>(l1), 0, "
          "zsrc, {});",
          "            l1 += MEM_ZEROS_SIZE;",
          "        }",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from verispatial.frontends.ttmetal import enums, intrinsics, nocstate, objects, signatures, tilize
+from verispatial.frontends.ttmetal import enums, intrinsics, nocopts, nocstate, objects, signatures, tilize
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import TYPE_SIZES
 from verispatial.frontends.ttmetal.host import DATA_FORMATS
@@ -291,8 +291,12 @@ def _page_write(tile: bool) -> Handler:
     is the transfer's, from ``offset`` bytes into the page (part of a page: ``write_from``)."""
 
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
-        _need(r, vals, 3, n, "noc_async_write_tile" if tile else "noc_async_write_page")
+        name = "noc_async_write_tile" if tile else "noc_async_write_page"
+        _need(r, vals, 3, n, name)
         _own_noc_arg(r, vals, nodes, 3 if tile else 5, n)  # dataflow_api.h:1503-1504, :1416-1422
+        # noc_async_write_page<AddrGen, enable_noc_tracing, posted> (:1415); the one-argument forms are <bool DRAM>
+        if not tile and nocopts.flag(r, targs, 2, f"{name} posted flag", n):
+            r.refuse(f"posted {name}", n, r.text(n))
         page, acc, src = vals[0], vals[1], vals[2]
         if not isinstance(acc, V.Accessor):
             r.refuse("write through an accessor not over a host tensor", n, r.text(nodes[1]))
@@ -575,10 +579,13 @@ def _inline_write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: lis
     acknowledgement: the op's write is the acknowledged kind), a byte enable other than the whole word (``0xF``), a
     stream-register target, a word the host does not declare, a value not known statically."""
     _need(r, vals, 2, n, "noc_inline_dw_write")
-    for t in targs:
-        text = t.text.decode().strip()
-        if text in ("true", "InlineWriteDst::REG") or text.endswith("::REG"):
-            r.refuse("posted or register noc_inline_dw_write", n, r.text(n))
+    # <InlineWriteDst dst_type = DEFAULT, bool posted = false, bool flush = true> (dataflow_api.h:2215); flush false
+    # writes from a source word the caller must keep from racing (:2203-2209), which the op does not say
+    dst_type = nocopts.value(r, targs[0], "noc_inline_dw_write dst_type", n) if targs else 0
+    if dst_type not in (0, 1) or nocopts.flag(r, targs, 1, "noc_inline_dw_write posted flag", n):
+        r.refuse("posted or register noc_inline_dw_write", n, r.text(n))
+    if not nocopts.flag(r, targs, 2, "noc_inline_dw_write flush flag", n, default=True):
+        r.refuse("unflushed noc_inline_dw_write", n, f"{r.text(n)}: its source word may race (dataflow_api.h:2203-2209)")
     if len(vals) > 2 and not (isinstance(vals[2], V.Sym) and vals[2].is_const and vals[2].const == 0xF):
         r.refuse("noc_inline_dw_write of part of a word", n, f"{r.text(n)}: byte enable {r.text(nodes[2])}")
     dst = vals[0]
@@ -690,7 +697,7 @@ def _noc_stateful(r: KernelReader, name: str, vals: list[Any], targs: list[Any],
     src_args, dst_args)`` and the write pair (api/dataflow/noc.h:295-378, :540-620): ``nocstate``. A transaction
     id (``NocOptions::TXN_ID``) on a ``with_state`` call is refused by name (it issues through the transaction-id
     counters, dataflow_api.h:2494-2503)."""
-    opts = targs[0].text.decode() if targs else ""
+    nocopts.only(r, nocopts.options(r, targs, n), nocopts.TXN_ID | nocopts.CUSTOM_VC, f"Noc.{name}", n)
     one = _one_packet(r, targs, 1, n)
     if name == "set_async_read_state":
         _need(r, vals, 3, n, name)
@@ -701,7 +708,7 @@ def _noc_stateful(r: KernelReader, name: str, vals: list[Any], targs: list[Any],
         # on noc_opts.vc whatever its options say (api/dataflow/noc.h:552-556)
         _set_state(r, nocstate.WRITE, _endpoint(r, vals[0], vals[2], n), vals[1], one, n, opts_vc(r, vals[3] if len(vals) > 3 else None, n))
         return
-    if "TXN_ID" in opts:
+    if nocopts.options(r, targs, n).has(nocopts.TXN_ID):
         r.refuse(f"Noc.{name} with a transaction id", n, r.text(n))
     _need(r, vals, 3, n, name)
     key = nocstate.READ if name == "async_read_with_state" else nocstate.WRITE
@@ -726,13 +733,12 @@ def _explicit_noc(r: KernelReader, vals: list[Any], nodes: list[Any], at: int, n
         r.refuse("stateful NoC call on a NoC named explicitly", n, f"{r.text(n)}: noc {r.text(nodes[at])}")
 
 
-def _template_flag(targs: list[Any], at: int) -> bool | None:
-    """A bool template argument at position ``at``: its value, None when absent, and not a literal: refused by the
-    caller."""
+def _template_flag(r: KernelReader, targs: list[Any], at: int, name: str, n: Any) -> bool | None:
+    """A bool template argument at position ``at``: its value (``nocopts.flag``), None when absent; one not known
+    statically is refused by name."""
     if len(targs) <= at:
         return None
-    text = targs[at].text.decode().strip()
-    return True if text == "true" else False if text == "false" else None
+    return nocopts.flag(r, targs, at, f"{name} template argument", n)
 
 
 def _classic_stateful(kind: str) -> Handler:
@@ -750,14 +756,12 @@ def _classic_stateful(kind: str) -> Handler:
     def h(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
         name = f"noc_async_{kind}"
         key = nocstate.READ if read else nocstate.WRITE
-        for i, t in enumerate(targs):
-            if _template_flag(targs, i) is None:
-                r.refuse(f"{name} with a template argument not a literal", n, f"{r.text(n)}: {t.text.decode()}")
-        if not read and _template_flag(targs, 0):
+        flags = [_template_flag(r, targs, i, name, n) for i in range(len(targs))]
+        if not read and flags and flags[0]:
             r.refuse(f"posted {name}", n, r.text(n))
-        if read and kind.endswith("with_state") and _template_flag(targs, 0) is False:
+        if read and kind.endswith("with_state") and flags and flags[0] is False:
             r.refuse(f"{name} not counted", n, f"{r.text(n)}: inc_num_issued false: no read barrier waits for it")
-        if kind == "write_with_state" and _template_flag(targs, 1) is False:
+        if kind == "write_with_state" and len(flags) > 1 and flags[1] is False:
             r.refuse(f"{name} not counted", n, f"{r.text(n)}: update_counter false: no write barrier waits for it")
         one = "one_packet" in kind
         if kind.endswith("set_state"):
@@ -797,7 +801,7 @@ def _one_packet_transfer(read: bool) -> Handler:
         _need(r, vals, 3, n, name)
         _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:515-519, :840-844
         vc = None if read else own_write_vc(r, vals, nodes, 4, n, unicast=True)  # :845
-        if not read and _template_flag(targs, 1) is not False and len(targs) > 1:
+        if not read and nocopts.flag(r, targs, 1, f"{name} posted flag", n):  # <trace, posted> (:839)
             r.refuse(f"posted {name}", n, r.text(n))
         size = vals[2]
         if not (isinstance(size, V.Sym) and size.is_const and 0 < size.const <= _burst(r)):
@@ -873,6 +877,10 @@ def _read(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], 
 def _write(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any], n: Any) -> Any:
     _need(r, vals, 3, n, "noc_async_write")
     _own_noc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:875-879
+    # noc_async_write<max_page_size, enable_noc_tracing, posted> (:874): no barrier the ops have waits for a posted
+    # write (noc_async_write_barrier waits for non-posted acks, wormhole noc_nonblocking_api.h:593-595)
+    if nocopts.flag(r, targs, 2, "noc_async_write posted flag", n):
+        r.refuse("posted noc_async_write", n, r.text(n))
     with r.on_vc(own_write_vc(r, vals, nodes, 4, n, unicast=True)):  # :880
         write_from(r, vals[0], vals[1], vals[2], n)
 
@@ -1091,8 +1099,8 @@ def _sem_inc(r: KernelReader, vals: list[Any], nodes: list[Any], targs: list[Any
     _need(r, vals, 2, n, "noc_semaphore_inc")
     _own_noc_arg(r, vals, nodes, 2, n)  # (addr, incr, noc_id): dataflow_api.h:2397-2398
     unicast_vc_arg(r, vals, nodes, 3, n)  # dataflow_api.h:2392, 2398
-    if targs and targs[0].text.strip() == b"true":
-        # noc_semaphore_inc<posted = true>: no acknowledgement to wait for, which SemInc (non-posted) cannot say
+    if nocopts.flag(r, targs, 0, "noc_semaphore_inc posted flag", n):
+        # noc_semaphore_inc<posted = true> (:2396): no acknowledgement to wait for, which SemInc (non-posted) cannot say
         r.refuse("posted noc_semaphore_inc", n)
     dst = vals[0]
     if not isinstance(dst, V.RemoteAddr):
@@ -1619,22 +1627,39 @@ def _noc_method(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n
         "async_read_barrier": (ReadBarrier(),), "async_write_barrier": (WriteBarrier(),),
                 "async_writes_flushed": (Flush(),), "async_atomic_barrier": (AtomicBarrier(),),
                 "async_full_barrier": (ReadBarrier(), WriteBarrier(), AtomicBarrier())}
+    opts = nocopts.options(r, targs, n)  # evaluated, never matched as text (``nocopts``)
     if name in barriers:
+        if name == "async_writes_flushed" and opts.has(nocopts.POSTED):
+            # noc_async_posted_writes_flushed (noc.h:761-765): sees posted writes leave, which the reading refuses
+            r.refuse("Noc.async_writes_flushed of posted writes", n, r.text(n))
+        nocopts.only(r, opts, nocopts.TXN_ID if name in ("async_read_barrier", "async_write_barrier",
+                                                          "async_writes_flushed") else 0, f"Noc.{name}", n)
+        if opts.has(nocopts.TXN_ID):
+            # waits only for the transfers tagged with noc_opts.trid (noc.h:717-722, 738-742, 766-769): the whole
+            # barrier when every transfer of its kind carries that id (``nocopts.Tags``, checked at the kernel's end)
+            kind = nocopts.READ if name == "async_read_barrier" else nocopts.WRITE
+            r.tags.barriers.append((kind, nocopts.trid(r, vals[0] if vals else None, n), r.loc(n), f"Noc.{name}"))
         for op in barriers[name]:
             r.emit(op, n)
         return None
     if name in ("async_read", "async_write"):
         _need(r, vals, 3, n, name)
+        # POSTED is refused by the caller (``KernelReader.call``), CUSTOM_VC read there as the write's channel
+        nocopts.only(r, opts, nocopts.TXN_ID | nocopts.CUSTOM_VC | nocopts.POSTED, f"Noc.{name}", n)
         src, dst, size = vals[0], vals[1], vals[2]
         sargs = vals[3] if len(vals) > 3 else V.Designated(())
         dargs = vals[4] if len(vals) > 4 else V.Designated(())
-        if name == "async_read":
-            r_src = _endpoint(r, src, sargs, n)
-            read_into(r, r_src, _local(r, dst, dargs, False, n), size, n)
-        else:
-            write_from(r, _local(r, src, sargs, True, n), _endpoint(r, dst, dargs, n), size, n)
+        tag = nocopts.trid(r, vals[5] if len(vals) > 5 else None, n) if opts.has(nocopts.TXN_ID) else None
+        with r.tagged(tag):
+            if name == "async_read":
+                r_src = _endpoint(r, src, sargs, n)
+                read_into(r, r_src, _local(r, dst, dargs, False, n), size, n)
+            else:
+                write_from(r, _local(r, src, sargs, True, n), _endpoint(r, dst, dargs, n), size, n)
         return None
     if name == "async_write_multicast":
+        # MCAST_INCL_SRC puts the sender in the group (noc.h:509-512), which this reading (loopback false) does not
+        nocopts.only(r, opts, 0, f"Noc.{name}", n)
         _need(r, vals, 4, n, name)
         sargs = vals[4] if len(vals) > 4 else V.Designated(())
         dargs = vals[5] if len(vals) > 5 else None

@@ -39,6 +39,11 @@ _COMMON: dict[str, dict[str, int]] = {
     # tt_metal/api/tt-metalium/experimental/fabric/fabric_edm_types.hpp:11 (``using tt::tt_fabric::Topology`` in
     # ttnn/operations/ccl/ccl_host_types.hpp:13): the CCL kernels' compile-time topology
     "Topology": {"NeighborExchange": 0, "Linear": 1, "Ring": 2, "Mesh": 3, "Torus": 4},
+    # tt_metal/hw/inc/api/dataflow/noc.h:77-85: the object API's option bits (``nocopts`` reads a call's options)
+    "NocOptions": {"DEFAULT": 0, "TXN_ID": 1, "POSTED": 2, "CUSTOM_VC": 4, "MCAST_INCL_SRC": 8, "INLINE_L1": 16,
+                   "INLINE_REG": 32},
+    # tt_metal/hw/inc/internal/risc_attribs.h:39: ``noc_inline_dw_write``'s target kind
+    "InlineWriteDst": {"DEFAULT": 0, "L1": 1, "REG": 2},
 }
 DEVICE_ENUMS["wormhole_b0"] = {**_COMMON, "DataFormat": _DATA_FORMAT}
 DEVICE_ENUMS["blackhole"] = {**_COMMON, "DataFormat": {**_DATA_FORMAT, "Fp8_e4m3": 26, "Uint8": 129}}

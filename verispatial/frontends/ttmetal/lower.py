@@ -19,7 +19,18 @@ from typing import Any, NoReturn
 
 import attrs
 
-from verispatial.frontends.ttmetal import api, chain, deduced, enums, intrinsics, nocstate, objects, signatures, stated
+from verispatial.frontends.ttmetal import (
+    api,
+    chain,
+    deduced,
+    enums,
+    intrinsics,
+    nocopts,
+    nocstate,
+    objects,
+    signatures,
+    stated,
+)
 from verispatial.frontends.ttmetal import values as V
 from verispatial.frontends.ttmetal.cpp import (
     CONSTANT_NAMESPACES,
@@ -369,6 +380,10 @@ class KernelReader:
         #: while the multicast that may close it is read
         self.linked: tuple[int, Any] | None = None
         self.closing = False
+        #: the transaction id of the transfer call being read (``NocOptions::TXN_ID``; None: untagged), and the ids
+        #: the kernel's transfers carry and its barriers on one id wait for (``nocopts.Tags``)
+        self.call_tag: int | None = None
+        self.tags = nocopts.Tags()
         #: buffers read as scratch L1 of this kernel (``Buffer.scratch``, docs/semantics.md "Scratch buffers"): NoC
         #: reads land in and writes leave from their bytes, plain loads and stores are ``ScratchAccess``; no
         #: circular-buffer op may name them (``emit``)
@@ -622,6 +637,7 @@ class KernelReader:
             self.linked_refused("the kernel ends with its path open", None)
         if self.acc is not None:
             self.refuse("tile_regs_acquire without tile_regs_release", self.prog.main)
+        self.tags.check(walk_ops(self.blocks[0].ops))
         for cb, f in self.fills.items():
             # stores no push publishes: a buffer page used as scratch (or as the source of a raw NoC write); read
             # again with the buffer as scratch L1 when no circular-buffer op names it
@@ -738,6 +754,15 @@ class KernelReader:
         self.refuse("linked multicast not followed by a multicast", self.linked[1],
                     f"{what}{where}: {LINKED_RULE}")
 
+    @contextlib.contextmanager
+    def tagged(self, tag: int | None) -> Iterator[None]:
+        """While reading a transfer call issued with transaction id ``tag`` (None: none)."""
+        outer, self.call_tag = self.call_tag, tag
+        try:
+            yield
+        finally:
+            self.call_tag = outer
+
     def refuse(self, construct: str, node: Any, detail: str = "") -> NoReturn:
         raise Refused(construct, self.loc(node if node is not None else self.node), detail)
 
@@ -778,6 +803,8 @@ class KernelReader:
                 self.refuse("compute after tile_regs_commit", node, "MATH handed DST to PACK at the commit")
             if isinstance(op, PackAcc) and self.acc.state in ("acquired", "committed"):
                 self.refuse("pack before tile_regs_wait", node, "PACK may read DST before MATH committed it")
+        if self.call_tag is not None:
+            self.tags.tagged[id(op)] = (op, self.call_tag)
         named = {v for kind, v in op_ids(op) if kind == ID_BUFFER}
         if not isinstance(op, (ReadTiles, WriteTiles, ScratchAccess)):
             self.ringed |= named
@@ -5271,16 +5298,22 @@ class KernelReader:
             method = raw.split("<", 1)[0].strip()  # obj.f<opts>(...)
             ta = field.child_by_field_name("arguments") if field.type == "template_method" else None
             mtargs = [x for x in ta.named_children if x.type != "comment"] if ta is not None else []
-            if "POSTED" in raw:  # NocOptions::POSTED: acknowledged by no barrier the ops have
-                self.refuse(f"posted {method}", n)
-            # A write on a VC of its own: async_write<CUSTOM_VC> on noc_opts.vc (api/dataflow/noc.h:417-418, 449-451);
-            # set_async_write_state programs noc_opts.vc whatever its options say (:552-556; NocOptVals' default is
-            # NOC_UNICAST_WRITE_VC, :104-105), which ``api.method`` keeps in the command buffer's state
-            vc = None
-            if "CUSTOM_VC" in raw and method == "async_write":
-                vc = api.opts_vc(self, self.expr(arg_nodes[5]) if len(arg_nodes) > 5 else None, n)
             target = fn.child_by_field_name("argument")
             obj = self.expr(target)
+            vc = None
+            if isinstance(obj, V.NocObj):
+                # the call's NocOptions, evaluated (``nocopts``); ``api.method`` reads the ones each method takes
+                opts = nocopts.options(self, mtargs, n)
+                if opts.has(nocopts.POSTED) and method != "async_writes_flushed":
+                    # acknowledged by no barrier the ops have (noc_async_write_barrier waits for non-posted acks
+                    # only, wormhole noc_nonblocking_api.h:593-595)
+                    self.refuse(f"posted {method}", n, f"{self.text(n)}: NocOptions::{opts.names(opts.bits)}")
+                # A write on a VC of its own: async_write<CUSTOM_VC> on noc_opts.vc (api/dataflow/noc.h:417-418,
+                # 449-451); set_async_write_state programs noc_opts.vc whatever its options say (:552-556;
+                # NocOptVals' default is NOC_UNICAST_WRITE_VC, :104-105), which ``api.method`` keeps in the command
+                # buffer's state
+                if opts.has(nocopts.CUSTOM_VC) and method == "async_write":
+                    vc = api.opts_vc(self, self.expr(arg_nodes[5]) if len(arg_nodes) > 5 else None, n)
             with self.on_vc(vc):
                 if isinstance(obj, V.Obj):
                     return self.call_method(obj, method, target, arg_nodes, n)

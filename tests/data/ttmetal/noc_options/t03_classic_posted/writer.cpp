@@ -1,0 +1,15 @@
+#include "api/dataflow/dataflow_api.h"
+#include "api/dataflow/noc.h"
+#include "api/dataflow/dataflow_buffer.h"
+void kernel_main() {
+    const uint32_t dst_addr = get_arg_val<uint32_t>(0);
+    const uint32_t n = get_arg_val<uint32_t>(1);
+    const InterleavedAddrGenFast<true> s = {.bank_base_address = dst_addr, .page_size = 2048, .data_format = DataFormat::Float16_b};
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_wait_front(0, 1);
+        uint32_t l1 = get_read_ptr(0);
+        noc_async_write<NOC_MAX_BURST_SIZE + 1, true, true>(l1, get_noc_addr(i, s), 2048);
+        noc_async_write_barrier();
+        cb_pop_front(0, 1);
+    }
+}
