@@ -98,6 +98,20 @@ def test_a_semaphore_up_on_the_kernels_noc_is_proved(tmp_path: Path, capsys: pyt
     assert rc == 0, [r for r in results if r["verdict"] != "proved"]
 
 
+
+def test_a_semaphore_multicast_including_its_sender_is_a_loopback_group(tmp_path: Path) -> None:
+    """``set_multicast<NocOptions::MCAST_INCL_SRC>`` is ``noc_semaphore_set_multicast_loopback_src``: the sender's own
+    word is written too (api/dataflow/semaphore_dm_impl.h:278-282). It was read as a group without the sender."""
+    body = ("    s.set(1);", "    s.set_multicast<NocOptions::MCAST_INCL_SRC>(noc, 0, 0, 2, 0, 3);",
+            "    noc.async_write_barrier();")
+    p = import_host(_sem_host(tmp_path, body, "0,0", "1,0-2,0"))
+    (op,) = [op for ep in p.programs for op in walk(ep.ops) if isinstance(op, McastSetValid)]
+    assert p.groups[op.group].loopback and p.groups[op.group].rect == (0, 0, 2, 0)
+    body = ("    s.set(1);", "    s.inc_multicast<NocOptions::MCAST_INCL_SRC>(noc, 1, 0, 2, 0, 1, 2);",
+            "    noc.async_atomic_barrier();")
+    _refused(_sem_host(tmp_path, body, "0,0", "1,0-2,0"), "Semaphore.inc_multicast with NocOptions::MCAST_INCL_SRC",
+             "snd.cpp", SEM_FIRST + 1)
+
 # ------------------------------------------------------------------ the linked flag
 
 

@@ -1551,7 +1551,7 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs
     if isinstance(obj, V.NocObj):
         return _noc_method(r, name, vals, nodes, n, targs or [])
     if isinstance(obj, V.SemAddr):
-        return _sem_method(r, obj.sem, name, vals, nodes, n)
+        return _sem_method(r, obj.sem, name, vals, nodes, n, targs or [])
     if isinstance(obj, V.Accessor) and name == "get_noc_addr":
         _need(r, vals, 1, n, "get_noc_addr")
         if not isinstance(vals[0], V.Sym):
@@ -1774,7 +1774,8 @@ def _sem_noc(r: KernelReader, name: str, vals: list[Any], nodes: list[Any], n: A
              f"its Noc {r.text(nodes[0])} is {why}; a barrier waits on its own NoC only (dataflow_api.h:1919-1931)")
 
 
-def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: list[Any], n: Any) -> Any:
+def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: list[Any], n: Any,
+                targs: list[Any]) -> Any:
     if name == "set":
         _need(r, vals, 1, n, "Semaphore.set")
         sem_set(r, sem, vals[0], nodes[0], n)
@@ -1801,9 +1802,14 @@ def _sem_method(r: KernelReader, sem: int, name: str, vals: list[Any], nodes: li
         k = 6 if name == "set_multicast" else 7
         _need(r, vals, k, n, f"Semaphore.{name}")
         _sem_noc(r, name, vals, nodes, n)  # the kernel's NoC, else refused
+        # set_multicast<NocOptions::MCAST_INCL_SRC> is noc_semaphore_set_multicast_loopback_src, the sender in the
+        # group (semaphore_dm_impl.h:278-282, api/semaphore.h:236-238); inc_multicast takes no options (:300)
+        opts = nocopts.options(r, targs, n)
+        nocopts.only(r, opts, nocopts.MCAST_INCL_SRC if name == "set_multicast" else 0, f"Semaphore.{name}", n)
+        loopback = opts.has(nocopts.MCAST_INCL_SRC)
         xs = [r.int_of(v, nd, "multicast rectangle corner") for v, nd in zip(vals[1:5], nodes[1:5], strict=True)]
-        rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), False, r.kernel.noc, n)
-        g = r.shared.group(r.site, rect, False)
+        rect = mcast_rect(r, (xs[0], xs[1], xs[2], xs[3]), loopback, r.kernel.noc, n)
+        g = r.shared.group(r.site, rect, loopback)
         # set_multicast(noc, corners, num_dests, linked = false) (:248); inc_multicast is never linked
         linked = name == "set_multicast" and linked_arg(r, vals, nodes, 6)
         with r.multicast(r.write_vc("NOC_MULTICAST_WRITE_VC"), linked, n):
