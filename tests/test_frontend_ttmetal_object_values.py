@@ -9,13 +9,15 @@ now refused by name at its line or run as the device runs it. Correct twins keep
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("tree_sitter_cpp", reason="the tt-metal front end needs the ttmetal extra (tree-sitter-cpp)")
 
-from tests.test_frontend_ttmetal_implicit_calls import _certify  # noqa: E402
+from tests.test_frontend_ttmetal_implicit_calls import _certify
+from verispatial.cli import main
 
 _DTOR_POP = "struct G { ~G() { cb_pop_front(0, 1); } };"
 _DTOR_WAIT3 = "struct G { ~G() { cb_wait_front(0, 3); } };"
@@ -129,3 +131,35 @@ def test_a_case_range_is_refused_by_its_name(tmp_path: Path, capsys: pytest.Capt
     rc, out = _certify(tmp_path, capsys, "", "", "switch (i) { case 0 ... 2: break; default: break; }")
     assert rc == 2, out
     assert "writer.cpp:10: case range" in out, out
+
+
+_PAGE_GAP_READER = """#include <stdint.h>
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    for (uint32_t t = 0; t < 1; ++t) {
+        cb_reserve_back(0, 4);
+        volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+        for (uint32_t i = 0; i < 6; ++i) { p[(i >> 1) * 768] = t; }
+        ckernel::load_blocking(p + 1536);
+        cb_push_back(0, 1);
+        cb_push_back(0, 1);
+        cb_push_back(0, 1);
+        cb_push_back(0, 1);
+    }
+}
+"""
+
+
+def test_a_reserved_page_no_store_builds_is_the_one_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's q02: stores at words 0, 768 and 1536 of 4 reserved 2 KiB pages build pages 0, 1 and 3; the
+    refusal named page 0 (built, in a loop) where page 2 is the one no store builds."""
+    rc, out = _certify(tmp_path, capsys, "", "", "")
+    (tmp_path / "reader.cpp").write_text(_PAGE_GAP_READER)
+    host = json.loads((tmp_path / "host.yaml").read_text())
+    host["buffers"][0]["entries"] = 4
+    (tmp_path / "host.yaml").write_text(json.dumps(host))
+    rc = main(["certify", str(tmp_path / "host.yaml"), "-q", "--no-cache"])
+    out = capsys.readouterr().err
+    assert rc == 2, out
+    assert "reader.cpp:7:" in out, out
+    assert "page 2 of the reservation is built by no store (they build pages 0, 1, 3)" in out, out

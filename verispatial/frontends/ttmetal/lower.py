@@ -1341,8 +1341,15 @@ class KernelReader:
             # contiguously from the write pointer (a reservation does not wrap, dataflow_api.h:218-220), where a fill
             # per push puts the later pages at the ring's start when the reservation ends past the ring's end (a new
             # user's v01: reserve 2 at the ring's last page, both built, pushed one at a time, proved)
+            # a page of the reservation no store reaches at all is named first (a new user's q02: stores into
+            # pages 0, 1 and 3, page 2 none, was refused naming page 0, built but in a loop)
+            built = sorted({k for k, _ in f.touched})
+            never = [k for k in range(f.reach) if k not in built]
             if True:
-                why = f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
+                why = f"page {never[0]} of the reservation is built by no store (they build page" \
+                    f"{'s' if len(built) > 1 else ''} {', '.join(str(k) for k in built)})" \
+                    if never and f.copy is None and not (self.trial or self.survey) else \
+                    f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
                     if unbuilt and f.copy is None and not (self.trial or self.survey) else \
                     "stores over several pages along a loop the push is in" if along and f.copy is None else \
                     f"it publishes {push.pages}" if f.copy is not None or self.trial or self.survey else \
@@ -1509,7 +1516,7 @@ class KernelReader:
             self.refuse(f"{what} varying with a loop index", node, self.text(node))
         if isinstance(v, V.Opaque):
             self.refuse(f"{what} not known statically", node, f"{self.text(node)}: {v.why}")
-        self.refuse(f"{what} not a number", node, f"{self.text(node)} is {type(v).__name__}")
+        self.refuse(f"{what} not a number", node, f"{self.text(node)} is {V.kind(v)}")
 
     def cb_of(self, v: V.Value, node: Any) -> int:
         if isinstance(v, V.Cb):
@@ -2628,6 +2635,8 @@ class KernelReader:
         stack = [node]
         while stack:
             x = stack.pop()
+            if x.type == "identifier" and self.has_operators(self.lookup(x.text.decode())):
+                return False  # an object whose class's operator or conversion C++ may call here (``issues``)
             if x.type in ("assignment_expression", "update_expression"):
                 lhs = x.child_by_field_name("left") or x.child_by_field_name("argument")
                 if lhs is None or lhs.type != "identifier":
@@ -2862,7 +2871,7 @@ class KernelReader:
             self.range_iterations(n, body, name, iter(items))
             return
         if not isinstance(obj, V.Obj):
-            why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
+            why = obj.why if isinstance(obj, V.Opaque) else V.kind(obj)
             self.refuse("range-for loop", n, f"over {self.text(rng)}: {why}")
         self.range_iterations(n, body, name, self.iterate(obj, n))
 
@@ -3100,7 +3109,8 @@ class KernelReader:
             return bool(v.const)
         if isinstance(v, V.Sym) and v.loops:
             return self.guard(v, "!=", c)
-        why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
+        why = v.why if isinstance(v, V.Opaque) else V.kind(v) if isinstance(v, V.Obj) else \
+            f"a {type(v).__name__}" if v is not None else "no value"
         self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
 
     def ranges_overlap(self, c: Any) -> bool | None:
@@ -3425,10 +3435,13 @@ class KernelReader:
         if t == "argument_list" and p.parent is not None and p.parent.type == "call_expression":
             fn = p.parent.child_by_field_name("function")
             name = fn.text.decode().rsplit("::", 1)[-1].split("<", 1)[0] if fn is not None else ""
-            # a function the kernel or a header defines binds it as its parameter is declared (``convert``); the
-            # device API takes numbers and addresses
-            return fn is not None and fn.type == "field_expression" or (
-                name not in api.FUNCTIONS and name not in signatures.ARITIES)
+            # a function or method the kernel or a header defines binds it as its parameter is declared
+            # (``convert``); the device API (a free function, a method of a device object held by a variable:
+            # ``noc.async_read(x, ...)``) takes numbers and addresses
+            if fn is not None and fn.type == "field_expression":
+                base = _unparen(fn.child_by_field_name("argument"))
+                return base.type != "identifier" or isinstance(self.lookup(base.text.decode()), V.Obj)
+            return name not in api.FUNCTIONS and name not in signatures.ARITIES
         if t == "argument_list" and p.parent is not None and p.parent.type == "field_initializer":
             return True  # a member initializer: bound as the member is declared (``objects.run_ctor``)
         # an index (``subscript_argument_list``), a condition, an operand of an operator, a case, a cast to a number
