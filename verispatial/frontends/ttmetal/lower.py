@@ -1348,7 +1348,8 @@ class KernelReader:
             if True:
                 why = f"page {never[0]} of the reservation is built by no store (they build page" \
                     f"{'s' if len(built) > 1 else ''} {', '.join(str(k) for k in built)})" \
-                    if never and f.copy is None and not (self.trial or self.survey) else \
+                    if never and not (unbuilt and unbuilt[0] in never) and f.copy is None and not (
+                        self.trial or self.survey) else \
                     f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
                     if unbuilt and f.copy is None and not (self.trial or self.survey) else \
                     "stores over several pages along a loop the push is in" if along and f.copy is None else \
@@ -1750,15 +1751,6 @@ class KernelReader:
                     # an array the reading does not follow element by element (of pointers, of a size not known):
                     # still the kernel's own words, which a store into changes nothing the choreography names
                     value = V.LocalOpaque(f"the local array {name}, not followed")
-            elif d.type == "function_declarator" and self.variable_arguments(d):
-                # ``uint32_t v(x);`` with ``x`` a variable: C++ reads a variable initialised from ``x`` (a function
-                # declaration's parameters would be types); read as ``uint32_t v = x;``
-                name = self.decl_name(d.child_by_field_name("declarator"))
-                params = d.child_by_field_name("parameters")
-                args = [self.expr_text(p.text.decode(), p) for p in params.named_children]
-                sd = objects.struct_of(self, tname) if tname not in _CLASSES else None
-                value = objects.construct(self, sd, args, d) if sd is not None else self.held_as(
-                    args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), tname)
             elif d.type == "function_declarator" and (tname in _CLASSES or tname == "Noc"):
                 # C++'s most vexing parse: ``DataflowBuffer dfb(dfb::out);`` and ``Noc noc_obj(noc_index);``
                 # (moe_gpt/device/kernels/tilize_reader.cpp:252) read as a function declaration whose
@@ -1779,6 +1771,17 @@ class KernelReader:
                 else:
                     args = [self.expr_text(t, d) for t in texts]
                     value = _core_local_mem(args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), typ)
+            elif d.type == "function_declarator" and self.variable_arguments(d) and (
+                    tname in TYPE_SIZES or tname == "bool" or (
+                        tname not in _CLASSES and objects.struct_of(self, tname) is not None)):
+                # ``uint32_t v(x);`` with ``x`` a variable: C++ reads a variable initialised from ``x`` (a function
+                # declaration's parameters would be types); read as ``uint32_t v = x;``
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                params = d.child_by_field_name("parameters")
+                args = [self.expr_text(p.text.decode(), p) for p in params.named_children]
+                sd = objects.struct_of(self, tname) if tname not in _CLASSES else None
+                value = objects.construct(self, sd, args, d) if sd is not None else self.held_as(
+                    args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), tname)
             else:
                 continue  # function declarations and the like
             if name:
