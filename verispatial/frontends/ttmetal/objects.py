@@ -185,6 +185,7 @@ def construct(r: KernelReader, sd: StructDef, args: list[Any], n: Any, braced: b
     Refuses by name when no constructor fits."""
     user = [c for c in sd.ctors if c.child_by_field_name("body") is not None]
     if len(args) == 1 and isinstance(args[0], V.Obj) and args[0].struct == sd.name:
+        created(r, sd, n)
         return args[0]  # a copy
     if braced and len(args) == 1 and isinstance(args[0], V.Designated) and user and all(
             k.isdigit() for k, _ in args[0].fields):
@@ -380,6 +381,7 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
     if sd is None:
         return r.held_as(v, type_name)
     if isinstance(v, V.Obj) and v.struct == sd.name:
+        created(r, sd, n)  # a parameter, member or result of the class: a copy (or a reference, made no object)
         return v
     if isinstance(v, V.Designated):
         return construct(r, sd, [v], n, braced=True)
