@@ -54,7 +54,7 @@ Handler = Callable[["KernelReader", list[Any], list[Any], list[Any], Any], Any]
 
 def _why(r: KernelReader, node: Any, v: Any) -> str:
     """``node``'s text and why its value ``v`` is not followed."""
-    return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else f"{r.text(node)} is {type(v).__name__}"
+    return f"{r.text(node)}: {v.why}" if isinstance(v, V.Opaque) else f"{r.text(node)} is {V.kind(v)}"
 
 
 def _where(r: KernelReader, node: Any, v: Any) -> str:
@@ -1570,7 +1570,7 @@ def method(r: KernelReader, obj: Any, name: str, nodes: list[Any], n: Any, targs
     if isinstance(obj, (V.AccessorArgs, V.Accessor)):
         # layout queries (page size, bank base address, next compile-time arg offset): no op needs their value
         return V.Opaque(f"{type(obj).__name__}.{name}")
-    why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
+    why = obj.why if isinstance(obj, V.Opaque) else V.kind(obj)
     r.refuse(f"method {name} of a value not followed", n, f"{r.text(n)}: {why}")
 
 

@@ -455,6 +455,8 @@ class KernelReader:
         self.switches: list[int] = []
         #: the structs whose constructor or method is being read, each with its fields as variables (``*this``)
         self.this_stack: list[tuple[Any, dict[str, Any]]] = []
+        #: the declared return types of the functions being inlined, innermost last (``object_value``)
+        self.returning: list[str] = []
         #: the object a method call left behind (its fields as the method set them)
         self.this_after: V.Value = None
         self.unroll_budget = UNROLL_BUDGET
@@ -1429,7 +1431,15 @@ class KernelReader:
             unbuilt = [k for k in range(push.pages) if not any(
                 page == k and _certain_to(lineage, here) for page, lineage in f.touched)]
             along = any(lp is open_ for lp in f.spans for open_ in self.loops)
-            why = f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
+            # a page of the reservation no store reaches at all is named first (a new user's q02: stores into
+            # pages 0, 1 and 3, page 2 none, was refused naming page 0, built but in a loop)
+            built = sorted({k for k, _ in f.touched})
+            never = [k for k in range(f.reach) if k not in built]
+            why = f"page {never[0]} of the reservation is built by no store (they build page" \
+                f"{'s' if len(built) > 1 else ''} {', '.join(str(k) for k in built)})" \
+                if never and not (unbuilt and unbuilt[0] in never) and f.copy is None and not (
+                    self.trial or self.survey) else \
+                f"page {unbuilt[0]}, which it publishes, is not built by a store on every path to it" \
                 if unbuilt and f.copy is None and not (self.trial or self.survey) else \
                 "stores over several pages along a loop the push is in" if along and f.copy is None else \
                 f"it publishes {push.pages}" if f.copy is not None or self.trial or self.survey else \
@@ -1611,7 +1621,7 @@ class KernelReader:
             self.refuse(f"{what} varying with a loop index", node, self.text(node))
         if isinstance(v, V.Opaque):
             self.refuse(f"{what} not known statically", node, f"{self.text(node)}: {v.why}")
-        self.refuse(f"{what} not a number", node, f"{self.text(node)} is {type(v).__name__}")
+        self.refuse(f"{what} not a number", node, f"{self.text(node)} is {V.kind(v)}")
 
     def cb_of(self, v: V.Value, node: Any) -> int:
         if isinstance(v, V.Cb):
@@ -1808,6 +1818,12 @@ class KernelReader:
                             "C++ reads a declaration here, not a call")
             # also std::array, nested ones a dimension each (``std::array<std::array<T, 4>, 4>``)
             dims = _array_dims(d, typ.text.decode().count("array<") if tname == "array" else 0)
+            elem = objects.array_element_type(typ.text.decode()) if tname == "array" else tname
+            esd = objects.struct_of(self, elem) if dims and elem and elem not in _CLASSES and _holds_objects(d) \
+                else None
+            if esd is not None:
+                # ``G g[2];``, ``std::array<G, 2> g;``: each element an object C++ builds and destroys
+                objects.created(self, esd, d, element=True)
             if dims:
                 # its elements are the kernel's own words whatever the reading follows of them (``unnamed_store``),
                 # to this many subscripts: past them, an element of pointers points elsewhere
@@ -1868,6 +1884,17 @@ class KernelReader:
                 else:
                     args = [self.expr_text(t, d) for t in texts]
                     value = _core_local_mem(args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), typ)
+            elif d.type == "function_declarator" and self.variable_arguments(d) and (
+                    tname in TYPE_SIZES or tname == "bool" or (
+                        tname not in _CLASSES and objects.struct_of(self, tname) is not None)):
+                # ``uint32_t v(x);`` with ``x`` a variable: C++ reads a variable initialised from ``x`` (a function
+                # declaration's parameters would be types); read as ``uint32_t v = x;``
+                name = self.decl_name(d.child_by_field_name("declarator"))
+                params = d.child_by_field_name("parameters")
+                args = [self.expr_text(p.text.decode(), p) for p in params.named_children]
+                sd = objects.struct_of(self, tname) if tname not in _CLASSES else None
+                value = objects.construct(self, sd, args, d) if sd is not None else self.held_as(
+                    args[0] if len(args) == 1 else V.Opaque(f"{tname}(...)"), tname)
             else:
                 continue  # function declarations and the like
             if name:
@@ -1943,6 +1970,16 @@ class KernelReader:
                 held.type != "identifier" or (init_t is not None and init_t != c)):
             return tname, True
         return tname, False
+
+    def variable_arguments(self, d: Any) -> bool:
+        """Whether function declarator ``d`` in a body (``uint32_t v(x);``, ``X y(x, n);``) is C++'s declaration of
+        a variable: each "parameter" a bare name of a variable in scope, which C++ cannot read as a type."""
+        params = d.child_by_field_name("parameters")
+        ps = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+        return bool(ps) and len(self.scopes) > 1 and all(
+            p.type == "parameter_declaration" and p.child_by_field_name("declarator") is None
+            and p.child_by_field_name("type") is not None and p.child_by_field_name("type").type == "type_identifier"
+            and self.lookup(p.text.decode()) is not None for p in ps)
 
     def bind_reference(self, name: str, d: Any, decl: Any) -> None:
         """``T& name = other;`` (an lvalue reference to the variable ``other``, not ``&&``): from here on a store to
@@ -2831,6 +2868,8 @@ class KernelReader:
         stack = [node]
         while stack:
             x = stack.pop()
+            if x.type == "identifier" and self.has_operators(self.lookup(x.text.decode())):
+                return False  # an object whose class's operator or conversion C++ may call here (``issues``)
             if x.type in ("assignment_expression", "update_expression"):
                 lhs = x.child_by_field_name("left") or x.child_by_field_name("argument")
                 if lhs is None or lhs.type != "identifier":
@@ -3065,7 +3104,7 @@ class KernelReader:
             self.range_iterations(n, body, name, iter(items))
             return
         if not isinstance(obj, V.Obj):
-            why = obj.why if isinstance(obj, V.Opaque) else type(obj).__name__
+            why = obj.why if isinstance(obj, V.Opaque) else V.kind(obj)
             self.refuse("range-for loop", n, f"over {self.text(rng)}: {why}")
         self.range_iterations(n, body, name, self.iterate(obj, n))
 
@@ -3120,6 +3159,12 @@ class KernelReader:
                 self.one_more_iteration("range-for loop", n, i)
                 typ = n.child_by_field_name("type")
                 tname = self.type_name(typ) if typ is not None else ""
+                decl = n.child_by_field_name("declarator")
+                cls = x.struct if isinstance(x, V.Obj) else tname
+                sd = objects.struct_of(self, cls) if decl.type != "reference_declarator" and cls and \
+                    cls not in _CLASSES else None
+                if sd is not None:
+                    objects.created(self, sd, n)  # ``for (X e : arr)``: each element copied into ``e``
                 self.scopes.append({name: self.to_integer(x, tname) if _converts(tname) else x})
                 try:
                     self.stmt(body)
@@ -3213,6 +3258,20 @@ class KernelReader:
             self.unrolled.pop()
             self.scopes.pop()
 
+    def comma_operator(self, left: Any, right: Any, n: Any) -> None:
+        """Refuse ``a, b`` where C++ calls an overloaded comma operator: an operand an object of a class (or a base)
+        declaring ``operator,``, or any object where the kernel or a header defines a free ``operator,``. Read as
+        the built-in comma, the operator's ops were dropped (a new user's ``(x, 1u)`` popping a page was proved)."""
+        for v in (left, right):
+            if not isinstance(v, V.Obj):
+                continue
+            sd = objects.struct_of(self, v.struct)
+            op = objects.declared_operator(self, sd, lambda o: o == "operator,") if sd is not None else None
+            if op is not None or any(k.split("/", 1)[0] == "operator," for k in self.prog.functions):
+                self.refuse("operator on an object", n, f"{self.text(n)}: the comma applied to an object of class "
+                            f"{v.struct} calls its operator, (declared by {sd.name if sd is not None else 'a header'})"
+                            ", which the reading does not follow")
+
     def no_object(self, v: Any, what: str, n: Any) -> None:
         """Refuse an operator or a conversion applied to an object of a class the kernel or a header defines
         (``++x``, ``x + 1``, ``x[0]``, ``if (x)``, ``uint32_t v = x``): C++ calls the class's operator or conversion
@@ -3299,7 +3358,8 @@ class KernelReader:
             return bool(v.const)
         if isinstance(v, V.Sym) and v.loops:
             return self.guard(v, "!=", c)
-        why = v.why if isinstance(v, V.Opaque) else f"a {type(v).__name__}" if v is not None else "no value"
+        why = v.why if isinstance(v, V.Opaque) else V.kind(v) if isinstance(v, V.Obj) else \
+            f"a {type(v).__name__}" if v is not None else "no value"
         self.refuse("branch on a value not known statically", c, f"{self.text(c)}: {why}")
 
     def ranges_overlap(self, c: Any) -> bool | None:
@@ -3551,6 +3611,98 @@ class KernelReader:
     # ------------------------------------------------------------------ expressions
 
     def expr(self, n: Any) -> Any:
+        """The value of expression ``n``; an object of a class that declares a conversion function is refused where
+        C++ converts it (``object_value``)."""
+        v = self._expr(n)
+        if isinstance(v, V.Obj):
+            self.object_value(v, n)
+        return v
+
+    def object_value(self, v: V.Obj, n: Any) -> None:
+        """Refuse object ``v``, the value of expression ``n``, where its class (or a base) declares a conversion
+        function (``operator uint32_t()``) and ``n`` stands where C++ needs no object of the class: a loop bound, an
+        index, a condition, a number assigned, initialised, returned or passed to the device API. C++ runs the
+        conversion there with no call written (a pop, a wait); read as a value not followed, its ops were dropped
+        (a new user's ``j < x``, ``arr[x]``, ``v = x``, ``uint32_t v(x)``, ``return a;`` were proved). One place for
+        every position: an object is let through only where C++ keeps it an object (``object_position``)."""
+        sd = objects.struct_of(self, v.struct)
+        conv = objects.declared_operator(self, sd, objects.is_conversion) if sd is not None else None
+        if conv is None or self.object_position(n):
+            return
+        self.refuse_conversion(v, n, f"{self.text(n)}: ")
+
+    def refuse_conversion(self, v: V.Obj, n: Any, where: str = "", to: str = "a number") -> NoReturn:
+        """Refuse object ``v`` converted at ``n`` (to ``to``), naming its class and the conversion function it (or
+        a base) declares, which C++ runs there with no call written."""
+        sd = objects.struct_of(self, v.struct)
+        conv = objects.declared_operator(self, sd, objects.is_conversion) if sd is not None else None
+        what = f"conversion of an object of class {v.struct} that declares {conv}()" if conv is not None else \
+            f"a {v.struct} converted to {to} calls a user-declared operator or conversion"
+        self.refuse("operator on an object", n, f"{where}{what}, which C++ runs here with no call written and the "
+                    "reading does not follow")
+
+    def object_position(self, n: Any) -> bool:
+        """Whether expression ``n`` stands where C++ keeps an object of a class an object (no conversion): a
+        member access or method call on it, ``(void)``, ``&``, ``sizeof``, an expression statement, a variable or
+        parameter of a class type (or ``auto``, a template's), an object assigned, a result of a function
+        returning a class, a range-``for``'s range, a braced list (its members are converted as they are bound),
+        the left of a comma (``comma_operator``). An operand of an operator is no such place: C++ converts the
+        object there or calls the class's operator."""
+        p = n.parent
+        while p is not None and p.type == "parenthesized_expression":
+            n, p = p, p.parent
+        if p is None:
+            return True
+        t = p.type
+        if t == "conditional_expression" and n.id != p.child_by_field_name("condition").id:
+            return self.object_position(p)
+        if t == "comma_expression" and n.id == p.child_by_field_name("right").id:
+            return self.object_position(p)
+        if t == "cast_expression":
+            return "".join(p.child_by_field_name("type").text.decode().split()) == "void"
+        if t == "pointer_expression":
+            return p.children[0].type == "&"
+        if t in ("argument_list", "initializer_list") and p.parent is not None and p.parent.type == "init_declarator":
+            p, t = p.parent, "init_declarator"  # ``X y(x);``, ``uint32_t v{x};``: as the declared type says
+        if t == "init_declarator":
+            tname = self.type_name(p.parent.child_by_field_name("type")) if p.parent is not None else ""
+            return tname not in TYPE_SIZES and tname != "bool"
+        if t in ("field_expression", "sizeof_expression", "expression_statement", "initializer_list",
+                 "initializer_pair", "for_range_loop", "comma_expression", "lambda_capture_specifier"):
+            return True
+        if t == "subscript_expression":
+            return n.id == p.child_by_field_name("argument").id  # ``x[0]``: operator[] (``no_object``)
+        if t == "call_expression":
+            return True  # a functor's ``operator()``
+        if t == "assignment_expression":
+            if n.id == p.child_by_field_name("left").id or p.child_by_field_name("operator").type != "=":
+                return True  # ``no_object`` / ``object_assignment``
+            return isinstance(self.lookup_node(p.child_by_field_name("left")), V.Obj)
+        if t == "return_statement":
+            ret = self.returning[-1] if self.returning else ""
+            return not ret or ret == "auto" or objects.struct_of(self, ret) is not None
+        if t == "argument_list" and p.parent is not None and p.parent.type == "call_expression":
+            fn = p.parent.child_by_field_name("function")
+            name = fn.text.decode().rsplit("::", 1)[-1].split("<", 1)[0] if fn is not None else ""
+            # a function or method the kernel or a header defines binds it as its parameter is declared
+            # (``convert``); the device API (a free function, a method of a device object held by a variable:
+            # ``noc.async_read(x, ...)``) takes numbers and addresses
+            if fn is not None and fn.type == "field_expression":
+                base = _unparen(fn.child_by_field_name("argument"))
+                return base.type != "identifier" or isinstance(self.lookup(base.text.decode()), V.Obj)
+            return name not in api.FUNCTIONS and name not in signatures.ARITIES
+        if t == "argument_list" and p.parent is not None and p.parent.type == "field_initializer":
+            return True  # a member initializer: bound as the member is declared (``objects.run_ctor``)
+        # an index (``subscript_argument_list``), a condition, an operand of an operator, a case, a cast to a number
+        # and any position not named above: C++ converts the object (or calls its class's operator) there
+        return False
+
+    def lookup_node(self, n: Any) -> Any:
+        """The value variable ``n`` (an identifier) holds, None for any other expression (read without effects)."""
+        n = _unparen(n)
+        return self.lookup(n.text.decode()) if n.type == "identifier" else None
+
+    def _expr(self, n: Any) -> Any:
         t = n.type
         if t == "number_literal":
             s = n.text.decode().rstrip("uUlLzZ").replace("'", "")
@@ -3725,8 +3877,10 @@ class KernelReader:
             return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
                               captures=[*captures, inits] if inits else captures)
         if t == "comma_expression":
-            self.expr(n.child_by_field_name("left"))
-            return self.expr(n.child_by_field_name("right"))
+            left = self.expr(n.child_by_field_name("left"))
+            right = self.expr(n.child_by_field_name("right"))
+            self.comma_operator(left, right, n)
+            return right
         if t == "fold_expression":
             return self.fold(n)
         if t == "template_function":
@@ -3795,11 +3949,14 @@ class KernelReader:
             self.refuse("new expression", n, f"{self.text(n)}: it stores into memory the reading does not place")
         if t == "gnu_asm_expression":
             return self.inline_asm(n)
+        if t == "parameter_pack_expansion" and n.parent is not None and n.parent.type == "case_statement":
+            # GCC's ``case 0 ... 2:``, which tree-sitter parses as an expansion of the pack ``0``
+            self.refuse("case range", n, f"{self.text(n)}: a GNU extension the reading does not follow")
         if t == "parameter_pack_expansion":
             # an expansion where the reading does not expand it (a call's arguments and a braced list are): read as
             # one value, its pattern's calls would be dropped
             self.refuse("pack expansion in a place not read", n, self.text(n))
-        if _issues(n):
+        if self.issues(n):
             # a construct the reading has no case for (a GNU statement expression ``({ f(); 0; })``, ...): read as
             # one value not followed, the calls, stores and increments inside it would be dropped
             self.refuse(f"expression not followed ({t}) holding a call or a store", n, self.text(n))
@@ -4260,11 +4417,36 @@ class KernelReader:
                 why = f"the read lands word {w} of {op.tensor}, past its {len(words)} stated word(s)"
         return why
 
+    def issues(self, n: Any) -> bool:
+        """Whether node ``n`` may run code when C++ evaluates it: a call, a store, an increment or a statement
+        (``_issues``), or a variable holding an object whose class (or a member's class) declares an operator or a
+        conversion function, which C++ may call there with no call written (``arr[x]`` runs ``x``'s
+        ``operator uint32_t()``). Where this is False the reading may leave ``n`` unread."""
+        if _issues(n):
+            return True
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x.type == "identifier" and self.has_operators(self.lookup(x.text.decode())):
+                return True
+            stack.extend(x.named_children)
+        return False
+
+    def has_operators(self, v: Any, depth: int = 0) -> bool:
+        """Whether ``v`` is an object whose class, a base or a member object's class declares an operator or a
+        conversion function."""
+        if not isinstance(v, V.Obj) or depth > 8:
+            return False
+        sd = objects.struct_of(self, v.struct)
+        if sd is not None and objects.declared_operator(self, sd, lambda o: True) is not None:
+            return True
+        return any(self.has_operators(f, depth + 1) for _, f in v.fields)
+
     def index_effects(self, idx: Any) -> None:
         """An index whose element the reading does not follow, read for its calls, stores and increments
         (``a[i++]``, ``a[(f(), 0)]``) when it has any: C++ evaluates it, and dropping them would leave ``i`` its old
         value (an array declared with an initializer, ``uint32_t a[2] = {}``, is such an array)."""
-        if idx is not None and _issues(idx):
+        if idx is not None and self.issues(idx):
             for c in idx.named_children:
                 if c.type != "comment":
                     self.expr(c)
@@ -4858,7 +5040,7 @@ class KernelReader:
                     try:
                         i = self.expr(idx.named_children[0])
                     except Refused:  # an index the reading cannot evaluate: the store's word is not followed
-                        if _issues(idx):
+                        if self.issues(idx):
                             raise  # its calls or stores would be dropped with it
                 # the store's bytes are at the base plus the index, never the base's alone (p[512] is past the page)
                 self.store_into(base, n, rhs, base.plus(i if isinstance(i, (V.Sym, V.Opaque)) else
@@ -4948,8 +5130,7 @@ class KernelReader:
         tname = self.resolved(tname) if tname.isidentifier() else tname
         if isinstance(value, V.Obj) and (tname in TYPE_SIZES or tname == "bool"):
             # ``uint32_t v = x;``: x's conversion function runs (``operator uint32_t``)
-            self.refuse("operator on an object", None, f"a {value.struct} converted to {tname} calls a "
-                        "user-declared conversion, which the reading does not follow")
+            self.refuse_conversion(value, None, to=tname)
         return self.to_integer(value, tname) if _converts(tname) else value
 
     def unnamed_store(self, target: Any, n: Any, base: Any = None) -> None:
@@ -5946,12 +6127,14 @@ class KernelReader:
             self.scopes.insert(-1, this_fields)
             self.this_stack.append((sd, this_fields))
         self.depth += 1
+        self.returning.append(f.returns)
         try:
             self.stmt(f.body)
             result: V.Value = None
         except _Return as r:
             result = r.value
         finally:
+            self.returning.pop()
             self.depth -= 1
             self.loop_base = saved_loops
             self.scopes, self.unit, self.kernel_call = saved_scopes, saved_unit, saved_call
@@ -6638,6 +6821,18 @@ def _word(x: int) -> int:
 #: Node types that may issue an op or change a value the reading follows.
 _EFFECTS = frozenset({"call_expression", "assignment_expression", "update_expression", "compound_statement",
                       "new_expression", "delete_expression", "fold_expression", "parameter_pack_expansion"})
+
+
+def _holds_objects(d: Any) -> bool:
+    """Whether array declarator ``d`` declares elements of its declared type itself (``g[2]``), not pointers or
+    references to it (``*p[2]``, ``(&r)[2]``)."""
+    x = d
+    while x is not None and x.type not in ("identifier", "field_identifier"):
+        if x.type in ("pointer_declarator", "reference_declarator", "function_declarator"):
+            return False
+        x = x.child_by_field_name("declarator") or next(
+            (c for c in x.named_children if c.type.endswith("declarator") or c.type == "identifier"), None)
+    return True
 
 
 def _issues(n: Any) -> bool:

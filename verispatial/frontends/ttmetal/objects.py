@@ -185,6 +185,7 @@ def construct(r: KernelReader, sd: StructDef, args: list[Any], n: Any, braced: b
     Refuses by name when no constructor fits."""
     user = [c for c in sd.ctors if c.child_by_field_name("body") is not None]
     if len(args) == 1 and isinstance(args[0], V.Obj) and args[0].struct == sd.name:
+        created(r, sd, n)
         return args[0]  # a copy
     if braced and len(args) == 1 and isinstance(args[0], V.Designated) and user and all(
             k.isdigit() for k, _ in args[0].fields):
@@ -228,12 +229,86 @@ def implicit_calls(r: KernelReader, sd: StructDef, seen: frozenset[str] = frozen
         why = implicit_calls(r, bsd, seen)
         if why is not None:
             return why
-    for _, ftype, _ in sd.fields:
+    for ftype in [t for _, t, _ in sd.fields] + _array_member_types(sd):
         fsd = struct_of(r, ftype) if ftype else None
         why = implicit_calls(r, fsd, seen) if fsd is not None else None
         if why is not None:
             return why
+        if fsd is not None and ftype in _array_member_types(sd) and _default_ctor_effect(fsd):
+            return f"the constructor of {fsd.name}, run for each element of an array member of {sd.name}"
     return None
+
+
+def _array_member_types(sd: StructDef) -> list[str]:
+    """The element types of ``sd``'s array members (``G g[2];``, ``std::array<G, 2> g;``), whose elements C++
+    builds and destroys with the object (``StructDef.fields`` gives an array member no type)."""
+    body = sd.node.child_by_field_name("body")
+    out = []
+    for m in body.named_children if body is not None else ():
+        typ = m.child_by_field_name("type") if m.type == "field_declaration" else None
+        if typ is None or any(x.type == "storage_class_specifier" and x.text == b"static" for x in m.children):
+            continue
+        text = "".join(typ.text.decode().split())
+        elem = array_element_type(text)
+        if elem is not None:
+            out.append(elem)
+        elif any(d.type == "array_declarator" for d in m.children_by_field_name("declarator")):
+            out.append(text.rsplit("::", 1)[-1].split("<", 1)[0])
+    return out
+
+
+def array_element_type(type_text: str) -> str | None:
+    """The element type of a ``std::array<T, N>`` (nested ones to their innermost element), or None for any other
+    type."""
+    text = "".join(type_text.split())
+    found = False
+    while text.split("<", 1)[0].rsplit("::", 1)[-1] == "array" and "<" in text:
+        text = text.split("<", 1)[1].rsplit(",", 1)[0]
+        found = True
+    return text.rsplit("::", 1)[-1].split("<", 1)[0] if found else None
+
+
+def _default_ctor_effect(sd: StructDef) -> bool:
+    """Whether building ``sd`` with no arguments may run code (a user constructor with no required parameter
+    whose body or member initializers may do something)."""
+    return any(_arity(c)[0] == 0 and has_effect(c) for c in sd.ctors)
+
+
+def created(r: KernelReader, sd: StructDef, n: Any, element: bool = False) -> None:
+    """Every object the reading makes of ``sd`` (a variable, an array's or ``std::array``'s element, a member, a
+    range-``for``'s copy of an element, a parameter or result passed by value, a temporary) passes here, at its
+    line ``n``. Refused by name: a class that runs code no call names (``refuse_implicit_calls``); for an
+    ``element`` the reading does not build one by one (``G g[2];``), also a constructor that may do something,
+    which C++ runs once per element."""
+    refuse_implicit_calls(r, sd, n)
+    if element and _default_ctor_effect(sd):
+        r.refuse("object whose class runs code no call names", n,
+                 f"the constructor of {sd.name} runs for each element of the array, which the reading does not "
+                 "follow")
+
+
+def declared_operator(r: KernelReader, sd: StructDef, want: Any, seen: frozenset[str] = frozenset()) -> str | None:
+    """The first operator or conversion function ``sd`` or a base class declares for which ``want(name)`` holds
+    (names as ``StructDef.operators`` gives them: ``operator,``, ``operator uint32_t``), or None."""
+    if sd.name in seen:
+        return None
+    hit = next((o for o in sd.operators if want(o)), None)
+    if hit is not None:
+        return hit
+    for base in _bases(sd):
+        bsd = struct_of(r, base)
+        hit = declared_operator(r, bsd, want, seen | {sd.name}) if bsd is not None else None
+        if hit is not None:
+            return hit
+    return None
+
+
+def is_conversion(op: str) -> bool:
+    """Whether operator name ``op`` (``StructDef.operators``) is a conversion function (``operator uint32_t``,
+    ``operator bool``, one declared elsewhere), not a symbol's operator nor ``operator new`` / ``delete``."""
+    rest = op[len("operator"):]
+    return rest[:1] in (" ", "") and rest.strip().split("[", 1)[0] not in ("", "new", "delete", '""') \
+        if op.startswith("operator") else False
 
 
 def _bases(sd: StructDef) -> list[str]:
@@ -256,8 +331,8 @@ def refuse_implicit_calls(r: KernelReader, sd: StructDef, n: Any) -> None:
 def aggregate(r: KernelReader, sd: StructDef, positional: list[Any], named: dict[str, Any], n: Any) -> V.Obj:
     """Aggregate initialization: fields in order from ``positional``, by name from ``named``, the rest from their
     default member initializers (read in the struct's file) or not followed. Refused by name: an object whose class
-    runs code no call names (``refuse_implicit_calls``)."""
-    refuse_implicit_calls(r, sd, n)
+    runs code no call names (``created``)."""
+    created(r, sd, n)
     if len(positional) > len(sd.fields):
         r.refuse(f"initializer of {sd.name} with too many values", n, f"{len(positional)} for {len(sd.fields)} fields")
     out = []
@@ -288,7 +363,8 @@ def default_value(r: KernelReader, sd: StructDef, ftype: str, default: Any, n: A
             return construct(r, fsd, vals, n, braced=True) if fsd is not None else (
                 # an aggregate member (``uint32_t ring_idxs[2] = {}``): the struct's own words
                 vals[0] if len(vals) == 1 else V.LocalOpaque(f"{sd.name} field {r.text(default)}"))
-        return r.held_as(r.expr(default), ftype)  # type: ignore[no-any-return]
+        # copy-initialization: ``M m = 1u;`` runs ``M(uint32_t)`` as ``M m = 1u;`` does as a variable
+        return convert(r, r.expr(default), ftype, n)
     finally:
         r.unit = saved
 
@@ -305,6 +381,7 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
     if sd is None:
         return r.held_as(v, type_name)
     if isinstance(v, V.Obj) and v.struct == sd.name:
+        created(r, sd, n)  # a parameter, member or result of the class: a copy (or a reference, made no object)
         return v
     if isinstance(v, V.Designated):
         return construct(r, sd, [v], n, braced=True)
@@ -325,8 +402,8 @@ def convert(r: KernelReader, v: Any, type_name: str, n: Any) -> Any:
 def run_ctor(r: KernelReader, sd: StructDef, ctor: Any, args: list[Any], n: Any) -> V.Obj:
     """Run constructor ``ctor`` of ``sd``: fields from their default member initializers, then the member
     initializer list (a delegating ``IterationShape(1, n_tiles)`` builds the whole value), then the body with the
-    fields as variables. Refused by name: an object whose class runs code no call names (``refuse_implicit_calls``)."""
-    refuse_implicit_calls(r, sd, n)
+    fields as variables. Refused by name: an object whose class runs code no call names (``created``)."""
+    created(r, sd, n)
     fields = {f: default_value(r, sd, t, d, n) for f, t, d in sd.fields}
     ftypes = {f: t for f, t, _ in sd.fields}
     f = r.function_of(ctor, sd.unit, sd.name)

@@ -510,6 +510,12 @@ class ChainElem:
     loc: Any = None
 
 
+def kind(v: Any) -> str:
+    """What ``v`` is, for a message: ``an object of class X`` for an ``Obj`` (not the reading's own class name),
+    otherwise the value's kind (``L1Ptr``, ``Cb``)."""
+    return f"an object of class {v.struct}" if isinstance(v, Obj) else type(v).__name__
+
+
 Value = Sym | Opaque | Cb | NocObj | AccessorArgs | Accessor | TensorAddr | TensorPage | SemAddr | L1Ptr | RemoteAddr \
     | Unicast | McastAddr | Designated | Function | CbInterface | LoopCond | EnumConst | TypeName | TypeOf\
     | Obj | Optional | TypeInst | ChainElem | ArgArray | Table | LocalArray | ArrayRef | Pack | None
