@@ -47,6 +47,9 @@ ONE = [
     ("    int16_t a = 32767; int16_t& r = a; r += 1;", "(uint32_t)(a + 32769)"),  # r11 (F1): -32768 + 32769
     ("    uint32_t k = uint32_t{5};", "k - 4u"),  # e20 (F3): a functional cast of a braced value
     ("    uint32_t n = 0x100000001ull;", "n"),  # l08/h05 (F2): the declaration converts to the word 1
+    # ``uint8_t v(x);`` is a variable (its "parameter" names a variable), typed as ``uint8_t v = x;``: it read 257
+    ("    uint32_t x = 255; uint8_t v(x); v += 2;", "v"),
+    ("    uint32_t x = 255; uint8_t v(x); auto w = v; w += 2;", "w"),
 ]
 
 _HELPER_REF = """static void bump(uint8_t& x) { x += 2; }

@@ -1913,7 +1913,8 @@ class KernelReader:
                     # ``const uint8_t& r = 257``: a temporary of the reference's type, initialised as a variable of
                     # it is ([dcl.init.ref], [conv.integral]): it holds 1
                     value = self.to_integer(value, otype)
-                if inner is not None and inner.type == "identifier":
+                # ``uint8_t v(x);`` (a function declarator read as a variable) is typed as ``uint8_t v = x;`` is
+                if inner is not None and inner.type in ("identifier", "function_declarator"):
                     self.declared[name] = otype if self.declared.get(name, otype) == otype else ""
                     self.scopes[-1][name + _TYPE_KEY] = V.Opaque(otype)  # this declaration's type, for its scope
                     if _narrow(otype):
