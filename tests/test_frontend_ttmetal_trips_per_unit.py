@@ -142,3 +142,14 @@ def test_a_named_compile_time_range_of_two_kernels_is_two_trips(tmp_path: Path) 
     path.write_text(json.dumps(d))
     got = {k.name: k.named_compile_time_args["k"] for k in load_host(path).kernels}
     assert got == {"snd": TripRange("snd.k", 1, 4), "rcv": TripRange("rcv.k", 1, 4), "writer": TripRange("k", 1, 4)}
+
+
+@pytest.mark.parametrize(("n0", "n1"), [({"range": "1..4", "trip": "n"}, "1..4"), ("1..4", {"range": "1..4", "trip": "n"})])
+def test_an_unnamed_range_never_joins_a_trip_named_elsewhere(tmp_path: Path, n0: Any, n1: Any,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's unit 0 named trip ``n`` and unit 1's unnamed ``n: 1..4`` became that trip: one value where the
+    host may give two (3 against 4 hangs the receiver)."""
+    path = _host(tmp_path, n0, n1)
+    host = load_host(path)
+    assert host.work_units[0].runtime_args["snd"]["n"] != host.work_units[1].runtime_args["rcv"]["n"]
+    assert _certify(path, capsys) == (1, {"deadlock"})

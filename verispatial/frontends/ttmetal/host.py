@@ -273,6 +273,24 @@ def _ranges_in_several_units(units: list[dict[str, Any]]) -> set[str]:
     return {a for a, at in seen.items() if len(at) > 1}
 
 
+def _named_trips(d: dict[str, Any]) -> set[str]:
+    """Every trip a range of the host file names explicitly (``{range: "1..4", trip: T}``), wherever it stands."""
+    out: set[str] = set()
+
+    def visit(v: Any) -> None:
+        if isinstance(v, dict):
+            if "range" in v and isinstance(v.get("trip"), str):
+                out.add(v["trip"])
+            for x in v.values():
+                visit(x)
+        elif isinstance(v, list):
+            for x in v:
+                visit(x)
+
+    visit({k: d.get(k) for k in ("kernels", "work_units")})
+    return out
+
+
 def _unnamed_range(v: Any) -> bool:
     """Whether an argument value is a range that names no trip (``"1..4"``, ``{range: "1..4"}``)."""
     return isinstance(v, str) or (isinstance(v, dict) and "range" in v and "trip" not in v)
@@ -456,6 +474,9 @@ def load_host(path: str | Path) -> HostSpec:
             if lo > hi:
                 raise ParseError(where, f"range {lo}..{hi} is empty (lo > hi)")
             name = trip or default_trip or where.rsplit(".", 1)[-1]
+            if trip is None and name in named:
+                raise ParseError(where, f"an unnamed range here would be trip {name!r}, which another field names: "
+                                        "name this range's trip")
             if trips.setdefault(name, (lo, hi)) != (lo, hi):
                 raise ParseError(where, f"trip {name!r} is given as {trips[name][0]}..{trips[name][1]} elsewhere")
             return TripRange(name, lo, hi)
@@ -472,7 +493,10 @@ def load_host(path: str | Path) -> HostSpec:
     # a named compile-time arg is its kernel's own too (``CreateKernel``'s ``named_compile_args``): a range with no
     # trip named that several kernels give is a trip per kernel (``reader.n``), as ``_ranges_in_several_units`` says
     # for work units
-    apart_named = {n for n, c in Counter(n for k in d["kernels"] for n, v in k.get("named_compile_time_args", {}).items()
+    # a trip the file names explicitly is never also an unnamed range's default (a new user's unit 0 named trip n
+    # and unit 1's unnamed n: 1..4 joined it): such a default is made its own (``n@work_units[1]``, ``reader.n``)
+    named = _named_trips(d)
+    apart_named = named | {n for n, c in Counter(n for k in d["kernels"] for n, v in k.get("named_compile_time_args", {}).items()
                                          if _unnamed_range(v)).items() if c > 1}
     for i, k in enumerate(d["kernels"]):
         w = f"kernels[{i}]"
@@ -556,7 +580,7 @@ def load_host(path: str | Path) -> HostSpec:
     units: list[WorkUnit] = []
     placed: dict[tuple[Site, Engine], tuple[str, int]] = {}
     on_noc: dict[tuple[Site, int], str] = {}
-    apart = _ranges_in_several_units(d["work_units"])
+    apart = _ranges_in_several_units(d["work_units"]) | named
     for i, u in enumerate(d["work_units"]):
         w = f"work_units[{i}]"
         cores = _cores(u["cores"], f"{w}.cores", mesh)
