@@ -125,6 +125,21 @@ def test_a_binding_the_reading_does_not_link_is_refused(tmp_path: Path, prelude:
         import_host(_inc_host(tmp_path, INCREMENTS[0] % "a", prelude))
     assert e.value.loc.line == INC_LINE - 1
 
+
+@pytest.mark.parametrize("prelude", [
+    "    uint8_t a = 255; uint8_t& r = ++a; r += 2;",  # a new user's a49: read 255 where g++ gives 1
+    "    uint8_t a = 255; uint8_t b = 0; uint8_t& r = (a = b); r += 1;",
+    "    uint8_t a = 255; uint8_t b = 0; uint8_t& r = true ? a : b; r = 1;",
+    "    auto& r = get(); r = 1; uint32_t a = g;",  # a helper returning a reference to a global
+])
+def test_a_reference_to_an_expressions_result_is_refused(tmp_path: Path, prelude: str) -> None:
+    host = _inc_host(tmp_path, INCREMENTS[0] % "a", prelude)
+    src = (tmp_path / "inc.cpp").read_text().replace(
+        "void kernel_main() {", "static uint8_t g = 255;\nstatic uint8_t& get() { return g; }\nvoid kernel_main() {", 1)
+    (tmp_path / "inc.cpp").write_text(src)
+    with pytest.raises(Refused, match="reference to the result of an expression"):
+        import_host(host)
+
 # ------------------------------------------------------------------ 2. a page count built from such a value
 
 

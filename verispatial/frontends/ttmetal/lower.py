@@ -1908,7 +1908,7 @@ class KernelReader:
                 self.scopes[-1][name + _IS_REF_KEY] = V.const(1) if inner is not None and \
                     inner.type == "reference_declarator" else None
                 if not temporary:
-                    self.bind_reference(name, d, n)
+                    self.bind_reference(name, d, n, otype)
                 elif isinstance(value, (V.Sym, V.Ranged, V.Wide)):
                     # ``const uint8_t& r = 257``: a temporary of the reference's type, initialised as a variable of
                     # it is ([dcl.init.ref], [conv.integral]): it holds 1
@@ -1982,7 +1982,7 @@ class KernelReader:
             and p.child_by_field_name("type") is not None and p.child_by_field_name("type").type == "type_identifier"
             and self.lookup(p.text.decode()) is not None for p in ps)
 
-    def bind_reference(self, name: str, d: Any, decl: Any) -> None:
+    def bind_reference(self, name: str, d: Any, decl: Any, otype: str = "") -> None:
         """``T& name = other;`` (an lvalue reference to the variable ``other``, not ``&&``): from here on a store to
         either is a store to both (``assign``). A reference read as the copy it was initialised with once proved a
         reader whose loop count the kernel raised through it (``uint32_t& r = n; r = r + 1;``: 9 tiles read of an
@@ -1994,6 +1994,15 @@ class KernelReader:
         if ref is None or ref.type != "reference_declarator" or ref.text.startswith(b"&&") or init is None:
             return
         held = _unparen(init)
+        if not _is_const(decl) and deduced.canonical(otype) is not None and held.type in (
+                "update_expression", "assignment_expression", "conditional_expression", "comma_expression",
+                "call_expression"):
+            # ``uint8_t& r = ++a;`` names ``a`` (a prefix increment, an assignment, a conditional of lvalues and a
+            # comma are lvalues, [expr.pre.incr], [expr.ass], [expr.cond], [expr.comma]); a call may return a
+            # reference: which integer object it names is not followed (read as a copy, a store through r was lost;
+            # a reference to a device object, ``auto& b = c ? dfb_a : dfb_b``, holds no value a store changes)
+            self.refuse("reference to the result of an expression", d,
+                        f"{self.text(d)}: which object it names is not followed")
         if held.type in ("subscript_expression", "pointer_expression", "field_expression") and \
                 not _is_const(decl):
             self.scopes[-1][name + _PLACE_KEY] = V.Opaque(held.text.decode())  # a store through it is refused
