@@ -106,10 +106,22 @@ def test_a_semaphore_multicast_including_its_sender_is_a_loopback_group(tmp_path
             "    noc.async_write_barrier();")
     p = import_host(_sem_host(tmp_path, body, "0,0", "1,0-2,0"))
     (op,) = [op for ep in p.programs for op in walk(ep.ops) if isinstance(op, McastSetValid)]
-    assert p.groups[op.group].loopback and p.groups[op.group].rect == (0, 0, 2, 0)
+    assert p.groups[op.group].loopback
+    assert p.groups[op.group].rect == (0, 0, 2, 0)
     body = ("    s.set(1);", "    s.inc_multicast<NocOptions::MCAST_INCL_SRC>(noc, 1, 0, 2, 0, 1, 2);",
             "    noc.async_atomic_barrier();")
     _refused(_sem_host(tmp_path, body, "0,0", "1,0-2,0"), "Semaphore.inc_multicast with NocOptions::MCAST_INCL_SRC",
+             "snd.cpp", SEM_FIRST + 1)
+
+
+@pytest.mark.parametrize("call", [
+    # tree-sitter reads ``(s.set_multicast < A) | (B > (noc, ...))``: the multicast was dropped (a new user's s11)
+    "    s.set_multicast<NocOptions::MCAST_INCL_SRC | NocOptions::POSTED>(noc, 0, 0, 2, 0, 3);",
+    "    s.set_multicast<NocOptions::DEFAULT | NocOptions::DEFAULT>(noc, 1, 0, 2, 0, 2);",
+])
+def test_a_call_parsed_as_comparisons_is_refused_not_dropped(tmp_path: Path, call: str) -> None:
+    body = ("    s.set(1);", call, "    noc.async_write_barrier();")
+    _refused(_sem_host(tmp_path, body, "0,0", "1,0-2,0"), "statement read as a comparison whose value is discarded",
              "snd.cpp", SEM_FIRST + 1)
 
 # ------------------------------------------------------------------ the linked flag

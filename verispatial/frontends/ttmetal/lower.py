@@ -1692,7 +1692,14 @@ class KernelReader:
             self.declaration(n)
         elif t == "expression_statement":
             if n.named_child_count:
-                self.expr(n.named_children[0])
+                e = n.named_children[0]
+                if _discarded_comparison(e):
+                    # a comparison whose value is discarded does nothing in C++; what reads as one here is most
+                    # likely a call with template arguments tree-sitter parses as comparisons (``s.f<A | B>(x)``,
+                    # ``x.f<1>(2)``): read as an expression it was dropped, its multicast with it (a new user's s11)
+                    self.refuse("statement read as a comparison whose value is discarded", n,
+                                f"{self.text(n)}: a call with template arguments the parser reads as comparisons?")
+                self.expr(e)
         elif t == "for_statement":
             self.for_stmt(n)
         elif t == "if_statement":
@@ -6732,6 +6739,17 @@ SFPU_INIT_MACROS = frozenset({"SFPU_UNARY_INIT", "SFPU_UNARY_INIT_FN", "SFPU_UNA
 #: ``recip_tile_first_column`` is one ``SFPU_UNARY_CALL`` on DST tile ``idst`` (sdpa/.../compute_common.hpp:306-312),
 #: a DST-only operation like the compute API's ``recip_tile``.
 HEADER_SFPU_OPS: dict[str, tuple[int, ...]] = {"recip_tile_first_column": (0,)}
+
+
+def _discarded_comparison(e: Any) -> bool:
+    """Whether expression statement ``e`` is a tree of binary operators holding a comparison: ``s.f<A | B>(x)``
+    parses as ``(s.f < A) | (B > (x))``."""
+    if e.type != "binary_expression":
+        return False
+    if e.child_by_field_name("operator").type in ("<", ">", "<=", ">=", "==", "!="):
+        return True
+    return any(_discarded_comparison(c) for c in (e.child_by_field_name("left"), e.child_by_field_name("right"))
+               if c is not None)
 
 
 def _unparen(n: Any) -> Any:
