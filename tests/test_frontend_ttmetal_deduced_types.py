@@ -247,3 +247,60 @@ def test_decltype_of_a_reference_is_not_read_as_a_copy(tmp_path: Path) -> None:
     with pytest.raises(Refused, match="decltype of a reference"):
         _read(tmp_path, "    uint8_t a = 1; uint8_t& r = a; decltype(r) k = a; k += 1;",
               "    if (a == 1) { cb_push_back(0, 1); }")
+
+# ------------------------------------------------------------------ 4. every spelling of an integer type (nu17 1-3)
+
+#: (file-scope code, the statements before the increment, the increment's expression): g++ increments by exactly 1
+SPELLED = [
+    ("", "    unsigned char a = 255; a += 2;", "a"),  # a28
+    ("", "    unsigned short a = 65535; a += 2;", "a"),  # b01
+    ("", "    unsigned short int a = 65535; a += 2;", "a"),
+    ("", "    short a = 32767; a += 1;", "(uint32_t)(a + 32769)"),  # b03
+    ("", "    signed char a = 127; a += 1;", "(uint32_t)(a + 129)"),  # b02
+    ("typedef unsigned char u8;\n", "    u8 a = 255; a += 2;", "a"),  # a24
+    ("", "    uint_least8_t a = 255; a += 2;", "a"),  # c01
+    ("", "    std::uint_least16_t a = 65535; a += 2;", "a"),
+    ("", "    uint_fast8_t a = 255; a += 2;", "a"),
+    ("", "    int_least8_t a = 127; a += 1;", "(uint32_t)(a + 129)"),
+    ("static void bump(unsigned short& x) { x += 2; }\n", "    unsigned short a = 65535; bump(a);", "a"),  # c11
+    ("template <typename T> T f() { return 257; }\n", "", "f<uint8_t>()"),  # b06: the bound T converts the result
+    ("", "    auto l = [](uint32_t x) -> uint8_t { return x; };", "l(257)"),  # b27
+    ("", "    auto l = [](uint8_t x) { return x; };", "l(257)"),  # c13
+]
+
+
+@pytest.mark.parametrize("inc", INCREMENTS)
+@pytest.mark.parametrize(("top", "prelude", "value"), SPELLED)
+def test_every_spelling_of_an_integer_type_converts(tmp_path: Path, inc: str, top: str, prelude: str,
+                                                    value: str) -> None:
+    """A new user's nu17 items 1-3: each read the value unconverted (257 where g++ gives 1) and proved a waiter's
+    wait for that, which hangs on the device."""
+    host = _inc_host(tmp_path, inc % value, prelude)
+    src = (tmp_path / "inc.cpp").read_text().replace("void kernel_main() {", top + "void kernel_main() {", 1)
+    (tmp_path / "inc.cpp").write_text(src)
+    p = import_host(host)
+    assert _increments(p) == [1]
+    assert certify(p).exit_code == 0
+
+
+#: (file-scope code, the statements before the increment, the increment's expression): a type the reading cannot
+#: resolve (a deduced template parameter, an alias template, an ``auto`` parameter) is not known: refused by name
+NOT_KNOWN = [
+    ("template <class T> T f(T x) { return x + 2; }\n", "    uint8_t a = 255;", "f(a)"),  # a02
+    ("template <typename T> auto f(T x) { T y = x; y += 2; return y; }\n", "    uint8_t a = 255;", "f(a)"),  # a31
+    ("static auto f(auto x) { x += 2; return x; }\n", "    uint8_t a = 255;", "f(a)"),  # c15
+    ("template <typename T> T f(T x) { T y = 255; y += 2; return y; }\n", "    uint8_t a = 0;", "f(a)"),  # b08
+    ("template <class T> using A = T;\n", "    A<uint8_t> a = 255; a += 2;", "a"),  # b05
+    ("template <typename T> struct W { T v; };\n", "    W<uint8_t> w{255}; w.v += 2;", "w.v"),  # c08
+    ("template <typename T> struct W { static T add(T a) { return a + 2; } };\n", "", "W<uint8_t>::add(255)"),  # c09
+    ("", "    uint_fast16_t a = 65535; a += 2;", "a"),  # 65537 or 1 as the C library's header says
+]
+
+
+@pytest.mark.parametrize(("top", "prelude", "value"), NOT_KNOWN)
+def test_a_type_not_known_is_not_read_as_a_word(tmp_path: Path, top: str, prelude: str, value: str) -> None:
+    host = _inc_host(tmp_path, INCREMENTS[0] % value, prelude)
+    src = (tmp_path / "inc.cpp").read_text().replace("void kernel_main() {", top + "void kernel_main() {", 1)
+    (tmp_path / "inc.cpp").write_text(src)
+    with pytest.raises(Refused, match="not known"):
+        import_host(host)

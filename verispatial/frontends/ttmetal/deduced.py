@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 #: the type text of an object whose type ``auto`` or ``decltype`` would deduce from what the reading cannot type (a
 #: call's result, a field): a store of a number outside ``[0, 128)`` into it is not followed (``KernelReader.assign``)
 UNKNOWN = "auto"
+#: the type text of a declaration whose type names what the reading does not resolve (an alias template's
+#: instance); objects so declared, or of a template type parameter no argument binds, are typed ``UNKNOWN``
+UNKNOWN_TYPE = "?"
 
 #: the rv32 integer types by the words naming them (qualifiers and ``std::`` dropped, ``int`` after a size word
 #: dropped: ``unsigned short int`` is ``unsigned short``)
@@ -31,7 +34,17 @@ _CANONICAL = {
     "unsigned int": "uint32_t", "unsigned long": "uint32_t", "uint32_t": "uint32_t", "uint": "uint32_t",
     "size_t": "uint32_t", "uintptr_t": "uint32_t", "long long": "int64_t", "signed long long": "int64_t",
     "unsigned long long": "uint64_t", "int64_t": "int64_t", "uint64_t": "uint64_t",
+    "unsigned long int": "uint32_t", "long unsigned": "uint32_t", "long unsigned int": "uint32_t",
+    "short unsigned": "uint16_t", "char unsigned": "uint8_t",
+    "unsigned long long int": "uint64_t", "long long int": "int64_t",
+    "intptr_t": "int32_t", "ptrdiff_t": "int32_t",
+    # <stdint.h>'s least-width types are the narrowest holding N bits; fast8 is the 8-bit one in GCC's newlib and
+    # glibc headers alike, fast32 the word (fast16 is ``int`` in glibc and ``short`` in newlib: not known, ``NOT_KNOWN``)
+    **{f"{u}int_least{n}_t": f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)},
+    **{f"{u}int_fast{n}_t": f"{u}int{n}_t" for u in ("", "u") for n in (8, 32, 64)},
 }
+#: integer types whose width the RISC's toolchain headers decide and the reading does not know
+NOT_KNOWN = frozenset({"int_fast16_t", "uint_fast16_t"})
 _WIDTH = {"bool": 1, "char": 1, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
           "int64_t": 8, "uint64_t": 8}
 
@@ -43,8 +56,8 @@ def canonical(text: str | None) -> str | None:
         return None
     words = [w for w in text.replace("std::", "").split()
              if w not in ("const", "constexpr", "volatile", "static", "inline", "tt_l1_ptr", "register")]
-    if len(words) > 1 and words[-1] == "int" and words[-2] in ("short", "long"):
-        words = words[:-1]
+    if len(words) > 1 and words[-1] == "int" and words[-2] in ("short", "long", "signed", "unsigned"):
+        words = words[:-1] if words[-2] in ("short", "long") else words
     return _CANONICAL.get(" ".join(words))
 
 

@@ -479,6 +479,8 @@ class KernelReader:
         #: ``using Coords = Coord[N];`` (also an alias template of ``N``, layernorm_dataflow_utils.h:31-32): alias ->
         #: (element type name, the size expression, the alias template's parameter names)
         self.array_aliases: dict[str, tuple[str, Any, tuple[str, ...]]] = {}
+        #: the names of the alias templates the kernel's units declare (``is_alias_template``), found when first asked
+        self._alias_templates: frozenset[str] | None = None
         for decl, _ in prog.globals:
             if decl.type == "alias_declaration":
                 alias, target = decl.child_by_field_name("name"), decl.child_by_field_name("type")
@@ -1527,7 +1529,8 @@ class KernelReader:
             # a ``bool``: a new number stored converts to a type not known ([expr.ass]), never guessed (the value it
             # holds already, as a loop read once rebinds what its body leaves unchanged, is no new number)
             value = V.Opaque(f"{name}: its C++ type is not known (deduced by auto from a value the reading does not "
-                             "type), so what a store into it holds is not")
+                             "type, or a template parameter or alias the reading does not resolve), so what a store "
+                             "into it holds is not")
         elif isinstance(value, (V.Sym, V.Ranged, V.Wide)) and (
                 (t and (_converts(t) or (isinstance(value, V.Wide) and deduced.canonical(t))))
                 or (scoped is None and name in self.narrow)):
@@ -1928,6 +1931,11 @@ class KernelReader:
                         self.narrow.add(name)
                     if isinstance(value, V.Obj) and (tname in TYPE_SIZES or tname == "bool"):
                         self.no_object(value, f"a conversion to {tname}", d)  # ``uint32_t v = x;``
+                    if otype == deduced.UNKNOWN and tname != "auto" and not tname.startswith("decltype") and \
+                            isinstance(value, (V.Sym, V.Ranged, V.Wide)) and not (
+                            isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 128):
+                        # ``T y = 255;`` of a type not known (``type_not_known``): what it holds is not followed
+                        value = V.Opaque(f"{name}: its C++ type {self.text(typ)} is not known, so what it holds is not")
                     if _converts(otype) or (isinstance(value, V.Wide) and deduced.canonical(otype)):
                         # ``uint32_t n = 0x100000004ull`` holds the word 4 ([conv.integral])
                         value = self.to_integer(value, otype) if isinstance(value, (V.Sym, V.Ranged, V.Wide)) \
@@ -1967,6 +1975,8 @@ class KernelReader:
         ([dcl.init.ref])."""
         ref = inner is not None and inner.type == "reference_declarator"
         init_t = deduced.expr_type(self, init) if init is not None else None
+        if self.type_not_known(tname):
+            return deduced.UNKNOWN, False
         if tname == "auto" or tname.startswith("decltype"):
             return init_t or deduced.UNKNOWN, False
         c = deduced.canonical(tname)
@@ -1978,6 +1988,37 @@ class KernelReader:
                 held.type != "identifier" or (init_t is not None and init_t != c)):
             return tname, True
         return tname, False
+
+    def is_alias_template(self, name: str) -> bool:
+        """Whether ``name`` is declared by a file-scope ``template <...> using name = ...;`` (not an array alias)."""
+        if name in self.array_aliases:
+            return False
+        if self._alias_templates is None:
+            # the units the kernel reads (its own and each followed header's), searched once
+            units = {id(u.root): u.root for _, u in [*self.prog.functions.values(), *self.prog.globals,
+                                                     (None, self.prog.main_unit)]}
+            found: set[str] = set()
+            stack = list(units.values())
+            while stack:
+                x = stack.pop()
+                if x.type == "template_declaration":
+                    found |= {c.child_by_field_name("name").text.decode() for c in x.named_children
+                              if c.type == "alias_declaration" and c.child_by_field_name("name") is not None}
+                elif x.type in ("translation_unit", "namespace_definition", "declaration_list",
+                                "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
+                    stack.extend(x.named_children)
+            self._alias_templates = frozenset(found)
+        return name in self._alias_templates
+
+    def type_not_known(self, tname: str) -> bool:
+        """Whether declared type ``tname`` (``type_name``) is one the reading cannot resolve to a type: an alias
+        template's instance, an integer type whose width the toolchain's headers decide (``uint_fast16_t``), or a
+        type template parameter of the function being read that no template argument binds (deduced from a call's
+        arguments, ``template <class T> T f(T x)``): a value stored as it is not followed ([conv.integral] would
+        convert it to a width the reading does not know; read as a 32-bit word, 257 was kept where g++ gives 1)."""
+        if tname == deduced.UNKNOWN_TYPE or tname in deduced.NOT_KNOWN:
+            return True
+        return tname.isidentifier() and self.lookup(tname + _TPARAM_KEY) is not None
 
     def variable_arguments(self, d: Any) -> bool:
         """Whether function declarator ``d`` in a body (``uint32_t v(x);``, ``X y(x, n);``) is C++'s declaration of
@@ -2094,7 +2135,14 @@ class KernelReader:
                 self.refuse("decltype of a reference", typ, f"{self.text(typ)}: {x} is a reference, so the type is one")
             return self.type_of(x) or "decltype"
         s: str = t.text.decode()
-        return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
+        if t is not typ and self.is_alias_template(s):
+            # an alias template (``template <class T> using A = T; A<uint8_t>``): which type its arguments make is
+            # not followed, so the object's type is not known (read as a word, a store of 257 kept 257)
+            return deduced.UNKNOWN_TYPE
+        name = self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
+        # every spelling of an integer type is its fixed-width name (``unsigned char`` is ``uint8_t``): the
+        # conversions a store makes key on it (``unsigned char a = 255; a += 2`` kept 257 where g++ gives 1)
+        return deduced.canonical(name) or name
 
     def resolved(self, name: str) -> str:
         """Type name ``name`` with ``using`` and ``typedef`` aliases and a template type parameter bound to a type
@@ -3891,8 +3939,23 @@ class KernelReader:
                     if self.text(c).startswith("&"):
                         self.refuse("lambda init-capture by reference", n, self.text(c))
                     inits[c.child_by_field_name("left").text.decode()] = self.expr(c.child_by_field_name("right"))
+            # its parameters' and trailing return's types convert as a function's do (``[](uint8_t x) {...}(257)``
+            # holds 1; ``-> uint8_t`` converts what it returns); without one the result is the returned value's
+            plist = decl.child_by_field_name("parameters") if decl is not None else None
+            pdecls = [c for c in plist.named_children if c.type.endswith("parameter_declaration")] \
+                if plist is not None else []
+            trailing = next((c for c in decl.children if c.type == "trailing_return_type"), None) \
+                if decl is not None else None
+            tdesc = next((c for c in trailing.named_children if c.type == "type_descriptor"), None) \
+                if trailing is not None else None
+            returns = self.type_name(tdesc.child_by_field_name("type")) if tdesc is not None else ""
+            if tdesc is not None and tdesc.child_by_field_name("declarator") is not None:
+                returns = deduced.UNKNOWN_TYPE  # ``-> uint8_t&``: a reference, which object it names not followed
             return V.Function("lambda", params, (), n.child_by_field_name("body"), self.unit.file,
-                              captures=[*captures, inits] if inits else captures)
+                              captures=[*captures, inits] if inits else captures,
+                              param_types=tuple(self.type_name(c.child_by_field_name("type")) for c in pdecls),
+                              param_declarators=tuple(getattr(c.child_by_field_name("declarator"), "type", "")
+                                                      for c in pdecls), returns=returns)
         if t == "comma_expression":
             left = self.expr(n.child_by_field_name("left"))
             right = self.expr(n.child_by_field_name("right"))
@@ -5139,7 +5202,15 @@ class KernelReader:
 
     def _field_value(self, sd: Any, field: str, value: Any) -> Any:
         """``value`` as field ``field`` of struct ``sd`` holds it: converted to a narrow fixed-width type."""
-        return self.held_as(value, next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), ""))
+        t = next((t for f, t, _ in (sd.fields if sd is not None else ()) if f == field), "")
+        if sd is not None and t.isidentifier() and self.resolved(t) == t and t in self.class_type_params(sd) and \
+                isinstance(value, (V.Sym, V.Ranged, V.Wide)) and not (
+                    isinstance(value, V.Sym) and value.is_const and 0 <= value.const < 128):
+            # a field of a class template's type parameter (``template <class T> struct W { T v; }``): which type
+            # ``W<uint8_t>`` makes it is not followed, so what a store of a number holds is not (it kept 257)
+            return V.Opaque(f"{sd.name}::{field}: its C++ type {t} is a template parameter the reading does not bind, "
+                            "so what it holds is not known")
+        return self.held_as(value, t)
 
     def held_as(self, value: Any, tname: str) -> Any:
         """``value`` as a variable, field or member declared of type ``tname`` holds it (``to_integer`` for a narrow
@@ -6025,11 +6096,29 @@ class KernelReader:
         # ``uint16_t``, pad_tile.hpp:72): a parameter declared ``T*`` counts sizeof of that type a unit
         bound_types = {tp: tv.name for tp, a in zip(f.template_params, targs, strict=False) if a.type == "type_descriptor"
                  for tv in (self.template_value(a),) if isinstance(tv, V.TypeName)}
+        # a type template parameter no argument binds is deduced from the call's arguments, which the reading does
+        # not type: an object declared with it is of a type not known (``type_not_known``)
+        unbound = {tp for i, tp in enumerate(f.template_params) if tp not in f.variadic and i >= len(targs) and (
+            i >= len(f.template_param_types) or not f.template_param_types[i]) and tp not in f.template_defaults}
+        # and a method's class template parameters (``W<uint8_t>::add(T a)``), which the reading does not bind
+        owner = objects.struct_of(self, f.name.rsplit("::", 1)[0]) if "::" in f.name else None
+        if owner is None and isinstance(f.this, V.Obj):
+            owner = objects.struct_of(self, f.this.struct)
+        if owner is not None:
+            unbound |= {tp for tp in self.class_type_params(owner) if self.lookup(tp) is None}
+        for tp in unbound:
+            scope[tp + _TPARAM_KEY] = V.const(1)
         for i, (p, v) in enumerate(zip(f.params, vals, strict=False)):
             if p.startswith("..."):
                 break  # a function parameter pack: bound below
             t = f.param_types[i] if i < len(f.param_types) else ""
             t = bound_types.get(t, t)
+            if (t == "auto" or t in unbound or self.type_not_known(t)) and i < len(f.param_declarators) and \
+                    f.param_declarators[i] in ("identifier", "reference_declarator"):
+                # ``auto x`` / ``T x`` deduced from the argument: a store to it converts to a type not known
+                scope[p.lstrip("&")] = v
+                scope[p.lstrip("&") + _TYPE_KEY] = V.Opaque(deduced.UNKNOWN)
+                continue
             if isinstance(v, V.L1Ptr) and i < len(f.param_declarators):
                 # an address passed as ``uint32_t l1_addr`` counts bytes, as ``uint16_t* p`` two bytes a unit
                 v = v.retyped(TYPE_SIZES.get(t)) if f.param_declarators[i] == "pointer_declarator" else \
@@ -6145,6 +6234,10 @@ class KernelReader:
             self.this_stack.append((sd, this_fields))
         self.depth += 1
         self.returning.append(f.returns)
+        # the declared result type as the callee's scope binds it (``T f()`` of ``f<uint8_t>()``: a ``uint8_t``)
+        returns = self.resolved(f.returns) if f.returns.isidentifier() else f.returns
+        returns = deduced.canonical(returns) or returns
+        ret_unknown = returns != "auto" and self.type_not_known(returns)
         try:
             self.stmt(f.body)
             result: V.Value = None
@@ -6160,10 +6253,14 @@ class KernelReader:
         if this_fields is not None:
             assert isinstance(f.this, V.Obj)
             self.this_after = V.Obj(f.this.struct, tuple((k, this_fields.get(k)) for k, _ in f.this.fields))
-        if f.returns and not isinstance(result, V.Obj):
-            result = objects.convert(self, result, f.returns, n)
-            if _converts(f.returns) and isinstance(result, (V.Sym, V.Ranged)):
-                result = self.to_integer(result, f.returns)  # returned as the narrow type converts it
+        if ret_unknown and isinstance(result, (V.Sym, V.Ranged, V.Wide)) and not (
+                isinstance(result, V.Sym) and result.is_const and 0 <= result.const < 128):
+            # returned as a type not known (a template parameter deduced from the arguments): the conversion is not
+            result = V.Opaque(f"{f.name}(...): its C++ type {f.returns} is not known, so what it returns is not")
+        elif returns and not isinstance(result, V.Obj):
+            result = objects.convert(self, result, returns, n)
+            if _converts(returns) and isinstance(result, (V.Sym, V.Ranged, V.Wide)):
+                result = self.to_integer(result, returns)  # returned as the narrow type converts it
         for p, a in zip(f.params, arg_nodes, strict=False):
             if p.startswith("&"):  # a reference parameter: the caller's variable holds what the callee left
                 if a.type != "identifier":
@@ -6785,6 +6882,8 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
 
 #: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
 _TYPE_KEY = "\0type"
+#: marks a type template parameter of the function being read that no template argument binds (``type_not_known``)
+_TPARAM_KEY = "\0tparam"
 #: a local array's dimensions (``_array_dims``), kept in its declaration's scope
 _DIMS_KEY = "\0dims"
 #: a scope's key ``name + _REF_KEY``: the variables ``name`` is one object with (a local reference ``T& r = x``; the
