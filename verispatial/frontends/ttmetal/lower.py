@@ -42,6 +42,7 @@ from verispatial.frontends.ttmetal.cpp import (
     alias_free,
     function_declarator,
     namespace_alias,
+    nested_key,
 )
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
@@ -496,7 +497,8 @@ class KernelReader:
                     continue
                 if alias is not None and target is not None:
                     text = "".join(target.text.decode().split())
-                    self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+                    self.type_aliases[alias.text.decode()] = nested_key(self.prog.structs, text) or \
+                        text.rsplit("::", 1)[-1].split("<", 1)[0]
             elif decl.type == "type_definition":
                 self.typedef(decl)
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
@@ -1742,7 +1744,8 @@ class KernelReader:
             alias, target = n.child_by_field_name("name"), n.child_by_field_name("type")
             if alias is not None and target is not None:
                 text = "".join(target.text.decode().split())
-                self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+                self.type_aliases[alias.text.decode()] = nested_key(self.prog.structs, text) or \
+                    text.rsplit("::", 1)[-1].split("<", 1)[0]
                 tv = self.template_value(target)
                 if isinstance(tv, V.TypeInst) and objects.struct_of(self, tv.name) is not None:
                     self.scopes[-1][alias.text.decode()] = tv
@@ -2078,6 +2081,11 @@ class KernelReader:
                 self.refuse("decltype of a reference", typ, f"{self.text(typ)}: {x} is a reference, so the type is one")
             return self.type_of(x) or "decltype"
         s: str = t.text.decode()
+        if "::" in s.split("<", 1)[0].lstrip(":"):
+            # a nested class (``O::I i;``) by its key: its last component alone names no class (cpp.nested_key)
+            key = nested_key(self.prog.structs, s)
+            if key is not None:
+                return key
         return self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
 
     def resolved(self, name: str) -> str:
@@ -2097,7 +2105,8 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         for d in n.children_by_field_name("declarator"):
             if d.type == "type_identifier" and typ is not None:
-                self.type_aliases[d.text.decode()] = " ".join(typ.text.decode().split()).rsplit("::", 1)[-1]
+                self.type_aliases[d.text.decode()] = nested_key(self.prog.structs, typ.text.decode()) or \
+                    " ".join(typ.text.decode().split()).rsplit("::", 1)[-1]
 
     def decl_name(self, d: Any) -> str:
         while d is not None and d.type not in ("identifier", "field_identifier"):
