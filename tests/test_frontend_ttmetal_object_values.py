@@ -169,3 +169,68 @@ def test_a_reserved_page_no_store_builds_is_the_one_named(tmp_path: Path, capsys
     assert rc == 2, out
     assert "reader.cpp:7:" in out, out
     assert "page 2 of the reservation is built by no store (they build pages 0, 1, 3)" in out, out
+
+
+_NESTED_POP = "struct I { ~I() { cb_pop_front(0, 1); } };"
+
+#: nu17 item 5 (d20_nested_dtor_pop, d10b): a class nested in another, as a member, base or element, whose
+#: destructor pops a second page per tile on the device; it was read as doing nothing (the member's class not found
+#: under its bare name) and proved. Each is refused by name at the object's line (the class at line 3, the loop
+#: body at line 10)
+NESTED_REFUSED = {
+    "d20_nested_member": (f"struct O {{ {_NESTED_POP} I i; }};", "{ O o; (void)o; }"),
+    "defined_with_the_member": ("struct O { struct I { ~I() { cb_pop_front(0, 1); } } i; };", "{ O o; (void)o; }"),
+    "qualified_member_of_another_class": (f"struct O {{ {_NESTED_POP} }}; struct P {{ O::I i; }};",
+                                          "{ P p; (void)p; }"),
+    "member_of_a_nested_member": (f"struct O {{ {_NESTED_POP} struct J {{ I i; }}; J j; }};", "{ O o; (void)o; }"),
+    "nested_base": (f"struct O {{ {_NESTED_POP} struct E : I {{ }}; }};", "{ O::E e; (void)e; }"),
+    "array_member_of_a_nested_class": (f"struct O {{ {_NESTED_POP} I i[1]; }};", "{ O o; (void)o; }"),
+    "nested_object_itself": (f"struct O {{ {_NESTED_POP} }};", "{ O::I i; (void)i; }"),
+    "through_an_alias": (f"struct O {{ {_NESTED_POP} }}; using J = O::I;", "{ J j; (void)j; }"),
+    "member_through_an_alias": (f"struct O {{ {_NESTED_POP} }}; using J = O::I; struct P {{ J j; }};",
+                                "{ P p; (void)p; }"),
+    "member_through_a_typedef": (f"struct O {{ {_NESTED_POP} }}; typedef O::I J; struct P {{ J j; }};",
+                                 "{ P p; (void)p; }"),
+    # ``W<I>``'s member ``v`` is an ``I``: the reading does not keep the template argument with the object
+    "template_parameter_member": (f"{_NESTED_POP} template <class T> struct W {{ T v; }};", "{ W<I> w; (void)w; }"),
+    # C++ finds a::I through the using-directive; the reading, seeing two classes I, resolves neither: the member's
+    # class is not known, so the object is refused, never read as doing nothing
+    "member_of_a_class_not_resolved": ("namespace a { struct I { ~I() { cb_pop_front(0, 1); } }; } "
+                                       "namespace b { struct I { }; } using namespace a; struct O { I i; };",
+                                       "{ O o; (void)o; }"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NESTED_REFUSED))
+def test_a_nested_class_that_runs_code_is_refused_at_the_object(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    cls, body = NESTED_REFUSED[case]
+    rc, out = _certify(tmp_path, capsys, cls, "", body)
+    assert rc == 2, out
+    assert "writer.cpp:10:" in out, out
+    assert _OBJECT in out, out
+
+
+def test_a_nested_member_constructor_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nu17 d10c: ``O o;`` runs the nested ``I()`` of its member ``i``, here a second pop per tile: refuted, as
+    the same class at file scope is (it was read as doing nothing and proved)."""
+    cls = "struct O { struct I { I() { cb_pop_front(0, 1); } }; I i; };"
+    rc, out = _certify(tmp_path, capsys, cls, "", "{ O o; (void)o; }")
+    assert rc == 1, out
+    rc, out = _certify(tmp_path, capsys, "struct I { I() { cb_pop_front(0, 1); } }; struct O { I i; };", "",
+                       "{ O o; (void)o; }")
+    assert rc == 1, out
+
+
+@pytest.mark.parametrize(("cls", "before", "body"), [
+    ("struct O { struct I { uint32_t k = 1; }; I i; };", "O o;", "(void)o.i.k;"),
+    ("struct O { struct I { ~I() {} }; I i; };", "", "{ O o; (void)o; }"),
+    ("struct O { struct I { I() {} }; I i; };", "", "{ O o; (void)o; }"),
+    ("struct O { struct I { uint32_t k = 2; }; }; struct P { O::I i; };", "P p;", "(void)p.i.k;"),
+    ("template <class T> struct W { T v; };", "W<uint8_t> w; w.v = 1;", "(void)w.v;"),
+], ids=["nested_plain_member", "nested_trivial_destructor", "nested_empty_constructor", "qualified_plain_member",
+        "template_parameter_member_of_no_class_that_runs_code"])
+def test_a_nested_object_that_runs_nothing_keeps_proving(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], cls: str, before: str, body: str) -> None:
+    rc, out = _certify(tmp_path, capsys, cls, before, body)
+    assert rc == 0, out

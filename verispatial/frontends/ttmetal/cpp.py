@@ -662,7 +662,7 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables, oute
                 # a nested class (blocked_range.h:25-87's ``BlockedRange::Block::Iterator``): named by its outer
                 # classes only, so two nested ``Iterator``s stay apart (objects.struct_of finds it from inside)
                 _struct(typ, None, unit, "", tables, name)
-            tname = "".join(typ.text.decode().split()).rsplit("::", 1)[-1].split("<", 1)[0] if typ is not None else ""
+            tname = _member_type(typ, name, tables) if typ is not None else ""
             for d in m.children_by_field_name("declarator"):
                 if d.type == "field_identifier":
                     fields.append((d.text.decode(), tname, m.child_by_field_name("default_value")))
@@ -697,6 +697,36 @@ def _struct(spec: Any, template: Any, unit: Unit, ns: str, tables: _Tables, oute
     for key in (name, f"{ns}::{name}" if ns and not outer else ""):
         if key:
             tables.structs[key] = sd
+
+
+def nested_key(structs: dict[str, StructDef], text: str) -> str | None:
+    """The key of the nested class a qualified type name ``text`` names (``O::I``, ``ns::O::I``, ``O::I<int>``), or
+    None: a nested class is kept under its outer classes' names only (``_struct``), which the last component alone
+    (``I``) never finds."""
+    parts = "".join(text.split()).split("<", 1)[0].lstrip(":").split("::")
+    for i in range(len(parts) - 1):
+        key = "::".join(parts[i:])
+        if key in structs and structs[key].name == key:
+            return key
+    return None
+
+
+def _member_type(typ: Any, owner: str, tables: _Tables) -> str:
+    """The type name a data member of class ``owner`` is kept with: a class nested in ``owner`` or an enclosing
+    class by its key (``O::I``, as C++'s class scope lookup finds ``I`` there), a nested class named qualified
+    (``O::I``) by its key, otherwise the last component without template arguments (``W<uint8_t>`` is ``W``)."""
+    if typ.type in ("struct_specifier", "class_specifier") and typ.child_by_field_name("body") is not None:
+        named = typ.child_by_field_name("name")  # ``struct I { ... } i;``: defined with the member
+        return f"{owner}::{named.text.decode()}" if named is not None and named.type == "type_identifier" else ""
+    text = "".join(typ.text.decode().split()).split("<", 1)[0]
+    if "::" in text.lstrip(":"):
+        return nested_key(tables.structs, text) or text.rsplit("::", 1)[-1]
+    scope = owner
+    while scope:
+        if f"{scope}::{text}" in tables.structs:
+            return f"{scope}::{text}"
+        scope = scope.rsplit("::", 1)[0] if "::" in scope else ""
+    return text
 
 
 def _copies(fn: Any, bare: str) -> bool:

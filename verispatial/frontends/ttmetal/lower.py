@@ -42,6 +42,7 @@ from verispatial.frontends.ttmetal.cpp import (
     alias_free,
     function_declarator,
     namespace_alias,
+    nested_key,
 )
 from verispatial.frontends.ttmetal.cpp import Program as CppProgram
 from verispatial.frontends.ttmetal.host import HostKernel, HostSpec, SemId, TensorAddr, TripRange
@@ -498,7 +499,8 @@ class KernelReader:
                     continue
                 if alias is not None and target is not None:
                     text = "".join(target.text.decode().split())
-                    self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+                    self.type_aliases[alias.text.decode()] = nested_key(self.prog.structs, text) or \
+                        text.rsplit("::", 1)[-1].split("<", 1)[0]
             elif decl.type == "type_definition":
                 self.typedef(decl)
         #: survey mode (the corpus benchmark): a kernel read without its host; every argument the host would give
@@ -1752,7 +1754,8 @@ class KernelReader:
             alias, target = n.child_by_field_name("name"), n.child_by_field_name("type")
             if alias is not None and target is not None:
                 text = "".join(target.text.decode().split())
-                self.type_aliases[alias.text.decode()] = text.rsplit("::", 1)[-1].split("<", 1)[0]
+                self.type_aliases[alias.text.decode()] = nested_key(self.prog.structs, text) or \
+                    text.rsplit("::", 1)[-1].split("<", 1)[0]
                 tv = self.template_value(target)
                 if isinstance(tv, V.TypeInst) and objects.struct_of(self, tv.name) is not None:
                     self.scopes[-1][alias.text.decode()] = tv
@@ -2139,6 +2142,11 @@ class KernelReader:
             # an alias template (``template <class T> using A = T; A<uint8_t>``): which type its arguments make is
             # not followed, so the object's type is not known (read as a word, a store of 257 kept 257)
             return deduced.UNKNOWN_TYPE
+        if "::" in s.split("<", 1)[0].lstrip(":"):
+            # a nested class (``O::I i;``) by its key: its last component alone names no class (cpp.nested_key)
+            key = nested_key(self.prog.structs, s)
+            if key is not None:
+                return key
         name = self.resolved(s.rsplit("::", 1)[-1].split("<", 1)[0].strip())
         # every spelling of an integer type is its fixed-width name (``unsigned char`` is ``uint8_t``): the
         # conversions a store makes key on it (``unsigned char a = 255; a += 2`` kept 257 where g++ gives 1)
@@ -2161,7 +2169,8 @@ class KernelReader:
         typ = n.child_by_field_name("type")
         for d in n.children_by_field_name("declarator"):
             if d.type == "type_identifier" and typ is not None:
-                self.type_aliases[d.text.decode()] = " ".join(typ.text.decode().split()).rsplit("::", 1)[-1]
+                self.type_aliases[d.text.decode()] = nested_key(self.prog.structs, typ.text.decode()) or \
+                    " ".join(typ.text.decode().split()).rsplit("::", 1)[-1]
 
     def decl_name(self, d: Any) -> str:
         while d is not None and d.type not in ("identifier", "field_identifier"):

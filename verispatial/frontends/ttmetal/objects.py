@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from verispatial.frontends.ttmetal import values as V
-from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef, function_declarator, has_effect
+from verispatial.frontends.ttmetal.cpp import TYPE_SIZES, StructDef, function_declarator, has_effect, nested_key
 
 if TYPE_CHECKING:
     from verispatial.frontends.ttmetal.lower import KernelReader
@@ -221,22 +221,103 @@ def implicit_calls(r: KernelReader, sd: StructDef, seen: frozenset[str] = frozen
     if sd.lifecycle:
         return f"{sd.name}'s {sd.lifecycle[0][0]}"
     for base in _bases(sd):
-        bsd = struct_of(r, base)
+        bsd = _in_scope(r, sd, base, own=False)
         if bsd is None:
+            if _names_a_class(r, base):
+                return f"the code of {sd.name}'s base class {base}, a class the reading does not resolve,"
             continue
         if any(has_effect(c) for c in bsd.ctors):
             return f"the constructor of {sd.name}'s base class {bsd.name}"
         why = implicit_calls(r, bsd, seen)
         if why is not None:
             return why
+    if _unnamed_class_member(sd):
+        return f"the code of a member of {sd.name} of an unnamed class, which the reading does not follow,"
     for ftype in [t for _, t, _ in sd.fields] + _array_member_types(sd):
-        fsd = struct_of(r, ftype) if ftype else None
+        if ftype in _template_type_params(sd) and _any_class_runs_code(r):
+            # ``template <class T> struct W { T v; };``: the reading does not keep W<G>'s T with the object
+            return f"the code of {sd.name}'s member of its template parameter's class {ftype}, which the reading " \
+                   "does not resolve,"
+        fsd = _in_scope(r, sd, ftype) if ftype else None
+        if fsd is None and ftype and _names_a_class(r, ftype):
+            # never read as doing nothing: a class of that name may run code here
+            return f"the code of {sd.name}'s member of class {ftype}, a class the reading does not resolve,"
         why = implicit_calls(r, fsd, seen) if fsd is not None else None
         if why is not None:
             return why
         if fsd is not None and ftype in _array_member_types(sd) and _default_ctor_effect(fsd):
             return f"the constructor of {fsd.name}, run for each element of an array member of {sd.name}"
     return None
+
+
+def _in_scope(r: KernelReader, sd: StructDef, type_name: str, own: bool = True) -> StructDef | None:
+    """The class ``type_name`` names where ``sd`` is defined: in ``sd``'s scope (``own``: a member's type) or the
+    classes enclosing it first (``struct O { struct I {}; struct E : I { I i; }; };`` names ``O::I``), then as
+    ``struct_of`` finds it."""
+    bare = "".join(type_name.split()).split("<", 1)[0]
+    if "::" in bare.lstrip(":"):
+        key = nested_key(r.prog.structs, bare)
+        return struct_of(r, key) if key is not None else struct_of(r, type_name)
+    scope = sd.name.split("<", 1)[0] if own else sd.name.split("<", 1)[0].rpartition("::")[0]
+    while scope:
+        if f"{scope}::{bare}" in r.prog.structs:
+            return struct_of(r, f"{scope}::{bare}")
+        scope = scope.rpartition("::")[0]
+    return struct_of(r, type_name)
+
+
+def _template_type_params(sd: StructDef) -> tuple[str, ...]:
+    """The names of class template ``sd``'s type parameters (``T`` of ``template <class T>``)."""
+    if sd.template_params is None:
+        return ()
+    out = []
+    for p in sd.template_params.named_children:
+        if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration",
+                      "variadic_type_parameter_declaration"):
+            name = next((c for c in p.named_children if c.type == "type_identifier"), None)
+            if name is not None:
+                out.append(name.text.decode())
+    return tuple(out)
+
+
+#: per program (by id, with the program kept so the id is not reused): whether a class it defines runs code C++
+#: calls with no call written (a destructor, copy constructor or constructor that may do something)
+_RUNS_CODE: dict[int, tuple[Any, bool]] = {}
+
+
+def _any_class_runs_code(r: KernelReader) -> bool:
+    """Whether some class of the kernel's files may run code where a member of a template parameter's type would
+    be built or destroyed: if none does, no argument of the kernel's makes such a member do anything."""
+    hit = _RUNS_CODE.get(id(r.prog))
+    if hit is None or hit[0] is not r.prog:
+        runs = any(sd.lifecycle or any(has_effect(c) for c in sd.ctors) for sd in r.prog.structs.values())
+        _RUNS_CODE.clear()  # one program at a time: the last one read
+        hit = _RUNS_CODE[id(r.prog)] = (r.prog, runs)
+    return bool(hit[1])
+
+
+def _names_a_class(r: KernelReader, type_name: str) -> bool:
+    """Whether some class the kernel's files define has the last component of ``type_name`` as its name (one the
+    reading did not resolve: a nested class named from elsewhere, one of two of that name)."""
+    bare = "".join(type_name.split()).split("<", 1)[0].rsplit("::", 1)[-1]
+    return bare in _struct_homes(r)
+
+
+def _unnamed_class_member(sd: StructDef) -> bool:
+    """Whether ``sd`` has a data member of an unnamed class with a member of class type (``struct { G g; } x;``):
+    C++ builds and destroys that member with the object; the reading keeps no class to look it up in."""
+    body = sd.node.child_by_field_name("body")
+    for m in body.named_children if body is not None else ():
+        typ = m.child_by_field_name("type") if m.type == "field_declaration" else None
+        if typ is None or typ.type not in ("struct_specifier", "class_specifier", "union_specifier") or \
+                typ.child_by_field_name("name") is not None or typ.child_by_field_name("body") is None:
+            continue
+        for f in typ.child_by_field_name("body").named_children:
+            ft = f.child_by_field_name("type") if f.type == "field_declaration" else None
+            if ft is not None and ft.type not in ("primitive_type", "sized_type_specifier") and \
+                    "".join(ft.text.decode().split()).rsplit("::", 1)[-1] not in TYPE_SIZES:
+                return True
+    return False
 
 
 def _array_member_types(sd: StructDef) -> list[str]:
@@ -253,7 +334,7 @@ def _array_member_types(sd: StructDef) -> list[str]:
         if elem is not None:
             out.append(elem)
         elif any(d.type == "array_declarator" for d in m.children_by_field_name("declarator")):
-            out.append(text.rsplit("::", 1)[-1].split("<", 1)[0])
+            out.append(text.split("<", 1)[0])  # qualified as written: ``_in_scope`` resolves it
     return out
 
 
