@@ -6852,7 +6852,7 @@ def _discarded_comparison(e: Any) -> bool:
     parses as ``(s.f < A) | (B > (x))``."""
     if e.type != "binary_expression":
         return False
-    if e.child_by_field_name("operator").type in ("<", ">", "<=", ">=", "==", "!="):
+    if e.child_by_field_name("operator").type in ("<", ">"):  # the shapes a template argument list leaves
         return True
     return any(_discarded_comparison(c) for c in (e.child_by_field_name("left"), e.child_by_field_name("right"))
                if c is not None)
