@@ -79,11 +79,9 @@ def object_type(r: KernelReader, name: str) -> str | None:
     """The type text the innermost declaration in scope of ``name`` gives the object it names (a reference's, its
     referent's; ``UNKNOWN`` where ``auto`` deduced from what the reading cannot type), None where no declaration the
     reading holds types it (a pointer counter, a name not declared in a scope)."""
-    from verispatial.frontends.ttmetal.lower import _TYPE_KEY
-
     for s in reversed(r.scopes):
         if name in s:
-            typ = s.get(name + _TYPE_KEY)
+            typ = s.get(name + TYPE_KEY)
             return typ.why.replace("std::", "") if isinstance(typ, V.Opaque) else None
     return None
 
@@ -117,8 +115,6 @@ def expr_type(r: KernelReader, n: Any) -> str | None:
     """The canonical integer type of expression ``n`` as far as its text and the declarations in scope say (an
     lvalue's own type, unpromoted: ``auto m = n`` is ``n``'s), None where they do not (a call the reading does not
     type, a field, a value deduced from what it cannot type)."""
-    from verispatial.frontends.ttmetal.lower import _cast_type
-
     t = n.type
     if t in ("parenthesized_expression", "initializer_list", "argument_list") and n.named_child_count == 1:
         return expr_type(r, n.named_children[0])
@@ -130,7 +126,7 @@ def expr_type(r: KernelReader, n: Any) -> str | None:
         return "char"
     if t == "identifier":
         return canonical(object_type(r, n.text.decode()))
-    cast = _cast_type(n)
+    cast = cast_type(n)
     if cast is not None:
         return canonical(cast)
     if t == "compound_literal_expression":  # ``uint32_t{5}``
@@ -171,4 +167,23 @@ def expr_type(r: KernelReader, n: Any) -> str | None:
         a = expr_type(r, n.child_by_field_name("consequence"))
         b = expr_type(r, n.child_by_field_name("alternative"))
         return None if a is None or b is None else a if a == b else common(a, b)
+    return None
+
+
+#: a scope's key ``name + TYPE_KEY``: the type text of ``name``'s declaration in that scope (an ``Opaque``'s)
+TYPE_KEY = "\0type"
+
+
+def cast_type(n: Any) -> str | None:
+    """The integer type text node ``n`` converts its operand to: a C cast or a ``static_cast``; None otherwise."""
+    if n.type == "cast_expression":
+        t = n.child_by_field_name("type")
+        return " ".join(t.text.decode().split()) if t is not None else None
+    if n.type == "call_expression":
+        fn = n.child_by_field_name("function")
+        if fn is not None and fn.type == "template_function":
+            name = fn.child_by_field_name("name")
+            targs = fn.child_by_field_name("arguments")
+            if name is not None and name.text.decode() == "static_cast" and targs is not None:
+                return " ".join(targs.text.decode().strip("<>").split())
     return None

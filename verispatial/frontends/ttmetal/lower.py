@@ -6890,7 +6890,7 @@ def _capture_modes(spec: Any) -> tuple[bool, bool]:
 
 
 #: the key beside a variable in its scope holding the type it was declared with (no C++ name holds a NUL)
-_TYPE_KEY = "\0type"
+_TYPE_KEY = deduced.TYPE_KEY
 #: marks a type template parameter of the function being read that no template argument binds (``type_not_known``)
 _TPARAM_KEY = "\0tparam"
 #: a local array's dimensions (``_array_dims``), kept in its declaration's scope
@@ -7033,19 +7033,7 @@ def _literal_kind(text: str) -> str | None:
     return None if digits.isdigit() and not (len(digits) > 1 and digits[0] == "0") else "u32"
 
 
-def _cast_type(n: Any) -> str | None:
-    """The integer type text node ``n`` converts its operand to: a C cast or a ``static_cast``; None otherwise."""
-    if n.type == "cast_expression":
-        t = n.child_by_field_name("type")
-        return " ".join(t.text.decode().split()) if t is not None else None
-    if n.type == "call_expression":
-        fn = n.child_by_field_name("function")
-        if fn is not None and fn.type == "template_function":
-            name = fn.child_by_field_name("name")
-            targs = fn.child_by_field_name("arguments")
-            if name is not None and name.text.decode() == "static_cast" and targs is not None:
-                return " ".join(targs.text.decode().strip("<>").split())
-    return None
+_cast_type = deduced.cast_type
 
 
 def _word_cast(n: Any) -> bool:
